@@ -1,0 +1,67 @@
+# Shortcuts for the usual invocations. The build itself is CMake (CMakeLists.txt);
+# everything here can also be done with cmake and ctest directly.
+#
+#   make                build build/ (gcc, RelWithDebInfo); tools land in build/bin
+#   make test           install missing packages, build, run every test suite,
+#                       then the sanitized suite (below)
+#   make test-sanitize  build build-sanitize/ (clang, ASan+UBSan, fuzzers) and test it
+#   make demo           build and run the layout-algebra demo
+#   make format         reformat all C sources with clang-format
+#   make deps           install missing Debian packages (.ci/install-deps)
+#   make clean          remove both build trees
+
+BUILD        ?= build
+BUILD_SAN    ?= build-sanitize
+BUILD_TYPE   ?= RelWithDebInfo
+CMAKE        ?= cmake
+CTEST        ?= ctest
+CLANG_FORMAT ?= clang-format
+
+MAKEFLAGS += --no-print-directory
+
+# Hand `make -jN` on to Ninja (a plain `make -j` leaves Ninja's own default).
+# Deferred (=), because make only shows -j in MAKEFLAGS once recipes run.
+JOBS  = $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS)))
+NINJA = $(if $(JOBS),-j $(JOBS))
+
+CONFIGURE = $(CMAKE) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DFLY_WERROR=ON
+
+.PHONY: all deps test test-sanitize demo format clean
+
+all: $(BUILD)/build.ninja
+	$(CMAKE) --build $(BUILD) $(NINJA)
+
+# Configure once; afterwards Ninja re-runs CMake itself when a CMakeLists.txt
+# or a globbed source list changes.
+$(BUILD)/build.ninja:
+	CC=cc $(CONFIGURE) -S . -B $(BUILD)
+
+$(BUILD_SAN)/build.ninja:
+	CC=clang $(CONFIGURE) -DFLY_SANITIZE=ON -DFLY_FUZZ=ON -S . -B $(BUILD_SAN)
+
+deps:
+	.ci/install-deps
+
+# Steps run in order as sub-makes, so `make -j test` cannot start building
+# before the packages are there.
+test: deps
+	@echo "==== build ($(BUILD)/, gcc) ===="
+	$(MAKE) all
+	@echo "==== test ($(BUILD)/) ===="
+	$(CTEST) --test-dir $(BUILD) --output-on-failure -j2
+	@echo "==== sanitized build and test ($(BUILD_SAN)/, clang, ASan+UBSan+libFuzzer) ===="
+	$(MAKE) test-sanitize
+
+test-sanitize: $(BUILD_SAN)/build.ninja
+	$(CMAKE) --build $(BUILD_SAN) $(NINJA)
+	$(CTEST) --test-dir $(BUILD_SAN) --output-on-failure -j2
+
+demo: deps
+	$(MAKE) all
+	$(BUILD)/bin/fly-layout --demo
+
+format:
+	tests/format/check-format.sh $(CLANG_FORMAT) . --fix
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

@@ -1,0 +1,155 @@
+/* fly_layout.h — CuTe layouts (shape:stride) and their algebra.
+ *
+ * A layout maps a coordinate, hierarchical or a plain index, to an index:
+ * L(c) = sum_i c_i * stride_i over the leaves. Names and semantics follow
+ * CuTe's include/cute/layout.hpp; docs/layout-algebra.md gives an example of
+ * every operation and lists where Fly deliberately differs.
+ *
+ * Conventions: every operation takes the session first, returns an arena
+ * value or NULL after recording an error, and returns NULL at once when an
+ * input is NULL (so derived operations chain). Inputs are never modified. */
+#ifndef FLY_LAYOUT_H
+#define FLY_LAYOUT_H
+
+#include "fly_tuple.h"
+
+typedef struct FlyLayout {
+  FlyTuple *shape;  /* positive integers */
+  FlyTuple *stride; /* congruent to shape; any integer, 0 allowed */
+} FlyLayout;
+
+/* A tiler says how to cut each mode: a layout (an integer n means n:1),
+ * `_` (leave the mode alone) or a tuple of tilers, one per mode. */
+typedef enum FlyTilerKind {
+  FLY_TILER_LAYOUT,
+  FLY_TILER_UNDERSCORE,
+  FLY_TILER_SEQ,
+} FlyTilerKind;
+
+typedef struct FlyTiler FlyTiler;
+struct FlyTiler {
+  FlyTilerKind kind;
+  FlyLayout *layout; /* FLY_TILER_LAYOUT */
+  int n;             /* FLY_TILER_SEQ */
+  FlyTiler **elem;
+};
+
+/* ---- construction ---------------------------------------------------- */
+
+/* @pre shape and stride congruent, shape leaves >= 1, no `_`. */
+FlyLayout *fly_layout_make(FlyAlgebra *A, FlyTuple *shape, FlyTuple *stride);
+/* Compact layouts: column-major (LayoutLeft), row-major (LayoutRight), and by
+ * order: the mode with the smallest order value gets stride 1, the next
+ * smallest continues after it, and so on (make_ordered_layout). */
+FlyLayout *fly_layout_col_major(FlyAlgebra *A, FlyTuple *shape);
+FlyLayout *fly_layout_row_major(FlyAlgebra *A, FlyTuple *shape);
+FlyLayout *fly_layout_ordered(FlyAlgebra *A, FlyTuple *shape, FlyTuple *order);
+/* make_layout(L0, L1, ...): each layout becomes one mode of the result. */
+FlyLayout *fly_layout_seq(FlyAlgebra *A, int n, FlyLayout *const *modes);
+FlyLayout *fly_layout_pair(FlyAlgebra *A, FlyLayout *a, FlyLayout *b);
+
+FlyTiler *fly_tiler_layout(FlyAlgebra *A, FlyLayout *L);
+FlyTiler *fly_tiler_underscore(FlyAlgebra *A);
+FlyTiler *fly_tiler_seq(FlyAlgebra *A, int n, FlyTiler *const *elems);
+
+/* ---- queries ----------------------------------------------------------- */
+
+bool fly_layout_size(FlyAlgebra *A, const FlyLayout *L, int64_t *out);
+/* L(size-1) + 1: one past the largest index (for non-negative strides). */
+bool fly_layout_cosize(FlyAlgebra *A, const FlyLayout *L, int64_t *out);
+int fly_layout_rank(const FlyLayout *L);
+int fly_layout_depth(const FlyLayout *L);
+bool fly_layout_equal(const FlyLayout *a, const FlyLayout *b);
+
+/* ---- modes ------------------------------------------------------------- */
+
+FlyLayout *fly_layout_get(FlyAlgebra *A, const FlyLayout *L, int i);
+/* make_layout(get(L, modes[0]), get(L, modes[1]), ...). */
+FlyLayout *fly_layout_select(FlyAlgebra *A, const FlyLayout *L, int n, const int *modes);
+/* Modes [begin, end) become one mode. */
+FlyLayout *fly_layout_group(FlyAlgebra *A, const FlyLayout *L, int begin, int end);
+/* X becomes a new last (first) mode; X == NULL means 1:0. */
+FlyLayout *fly_layout_append(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X);
+FlyLayout *fly_layout_prepend(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X);
+/* append<N>: pad with 1:0 modes up to rank n (a no-op at rank >= n). */
+FlyLayout *fly_layout_pad(FlyAlgebra *A, const FlyLayout *L, int rank);
+/* zip: ((a0,a1),(b0,b1)) -> ((a0,b0),(a1,b1)); every mode needs the same rank. */
+FlyLayout *fly_layout_zip(FlyAlgebra *A, const FlyLayout *L);
+FlyLayout *fly_layout_flatten(FlyAlgebra *A, const FlyLayout *L);
+
+/* ---- coordinates ------------------------------------------------------- */
+
+/* L(coord): coord may be an integer (a 1-D index), or a tuple that matches
+ * the shape down to where it stops (each integer there is a 1-D index into
+ * that mode). A coordinate outside the shape is an error. */
+bool fly_layout_crd2idx(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L, int64_t *out);
+/* L(i) for an integer i; i past the size continues along the last mode,
+ * which is how composition extends a layout (CuTe's semantics). i >= 0. */
+bool fly_layout_eval(FlyAlgebra *A, const FlyLayout *L, int64_t i, int64_t *out);
+/* The modes where coord has `_` (slice) or an integer (dice); slice also
+ * gives the offset of the sliced-away part (CuTe's slice_and_offset). */
+FlyLayout *fly_layout_slice(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L,
+                            int64_t *offset);
+FlyLayout *fly_layout_dice(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L);
+
+/* ---- the algebra -------------------------------------------------------- */
+
+/* @post depth(result) <= 1, result(i) == L(i) for i < size(L). */
+FlyLayout *fly_layout_coalesce(FlyAlgebra *A, const FlyLayout *L);
+/* Coalesce each mode of L named by a leaf of profile (by-mode coalesce). */
+FlyLayout *fly_layout_coalesce_by(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *profile);
+/* Drop stride-0 and size-1 modes, then coalesce; 1:0 if nothing is left. */
+FlyLayout *fly_layout_filter(FlyAlgebra *A, const FlyLayout *L);
+FlyLayout *fly_layout_filter_by(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *profile);
+
+/* @post result(c) == L(B(c)) for every coordinate c of B; shape congruent to
+ * B's. An error when B's strides and shapes do not divide L's. */
+FlyLayout *fly_layout_composition(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B);
+/* By-mode composition with a tiler; modes of L past the tiler's rank are
+ * dropped, as in CuTe. */
+FlyLayout *fly_layout_compose_tiler(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+
+/* @post the result is ordered, disjoint from L's image, and (L, result)
+ * covers [0, cotarget) when cotarget is a multiple of L's extent.
+ * cotarget is an integer or a shape. An error when L is not injective. */
+FlyLayout *fly_layout_complement(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *cotarget);
+/* @post L(result(i)) == i for i < size(result); the largest such prefix. */
+FlyLayout *fly_layout_right_inverse(FlyAlgebra *A, const FlyLayout *L);
+/* @post result(L(i)) == i for i < size(L) when L is injective, and
+ * L(result(L(i))) == L(i) in general. An error when L's nonzero-stride
+ * modes overlap. */
+FlyLayout *fly_layout_left_inverse(FlyAlgebra *A, const FlyLayout *L);
+
+/* logical_divide(L, B) == composition(L, make_layout(B, complement(B, size(L)))),
+ * applied by mode for a tuple tiler. The zipped, tiled and flat forms gather
+ * the tile modes and the rest modes as CuTe does. */
+FlyLayout *fly_layout_logical_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+FlyLayout *fly_layout_zipped_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+FlyLayout *fly_layout_tiled_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+FlyLayout *fly_layout_flat_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+
+/* logical_product(L, B) ==
+ *   make_layout(L, composition(complement(L, size(L)*cosize(B)), B)). */
+FlyLayout *fly_layout_logical_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+FlyLayout *fly_layout_zipped_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+FlyLayout *fly_layout_tiled_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+FlyLayout *fly_layout_flat_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T);
+/* Rank-sensitive products: rank(result) == max(rank(L), rank(B)); blocked
+ * keeps L's blocks contiguous, raked interleaves them. */
+FlyLayout *fly_layout_blocked_product(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B);
+FlyLayout *fly_layout_raked_product(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B);
+
+/* The layout of the same memory seen as elements of new_bits instead of
+ * old_bits (CuTe's recast_layout: upcast then downcast). */
+FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, int new_bits);
+/* The largest N such that a(R(i)) == i and b(R(i)) == i for the layout R
+ * that max_common_layout returns, i < N (1 when nothing is contiguous). */
+bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b,
+                                  int64_t *out);
+FlyLayout *fly_layout_max_common_layout(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b);
+
+/* Canonical text: 8:1, (8,16):(1,8); a rank-1 top level has no parentheses. */
+char *fly_layout_str(FlyAlgebra *A, const FlyLayout *L);
+char *fly_tiler_str(FlyAlgebra *A, const FlyTiler *T);
+
+#endif

@@ -1,0 +1,135 @@
+/* fly_layout_compose.c — composition: result(c) = L(B(c)).
+ *
+ * B is handled one leaf n:r at a time (composition distributes over B's
+ * modes). L is flattened and coalesced with its last mode made unbounded:
+ * indices past size(L) continue along the last stride, which is what lets
+ * a tile reach past the layout it is carved from. Walking L's modes, the
+ * r-strided samples either skip a whole mode (r a multiple of its shape) or
+ * take shape/r of its elements and carry on in the next mode with stride 1.
+ * CuTe only asserts the divisibility conditions when they are static and
+ * otherwise computes a wrong layout; here each is checked exactly, and an
+ * inadmissible pair is an error naming the mode. */
+#include "fly_layout_internal.h"
+
+/* L's flat modes, coalesced, with the last one unbounded (shape 0 marks it). */
+static bool lhs_modes(FlyAlgebra *A, const FlyLayout *L, FlyFlat *out) {
+  FlyFlat f;
+  if (!fly_flat_of(A, L, &f) || !fly_flat_init(A, out, f.n))
+    return false;
+  for (int i = 0; i < f.n; i++) {
+    bool last = i == f.n - 1;
+    int64_t s = last ? 0 : f.shape[i], d = f.stride[i], extent;
+    if (s == 1)
+      continue;
+    int k = out->n - 1;
+    if (k >= 0 && !__builtin_mul_overflow(out->shape[k], out->stride[k], &extent) && extent == d) {
+      if (last)
+        out->shape[k] = 0;
+      else if (!fly_mul(A, out->shape[k], s, &out->shape[k]))
+        return false;
+      continue;
+    }
+    if (!fly_flat_push(A, out, s, d))
+      return false;
+  }
+  return true;
+}
+
+static FlyLayout *compose_leaf(FlyAlgebra *A, const FlyFlat *lhs, int64_t n, int64_t r) {
+  if (r == 0 || n == 1) /* every sample is L(0) */
+    return fly_layout_leaf(A, n, 0);
+  if (r < 0)
+    return fly_fail(A, "composition: the right-hand layout has a negative stride %lld",
+                    (long long)r);
+  FlyFlat out;
+  if (!fly_flat_init(A, &out, lhs->n))
+    return NULL;
+  int64_t rest_n = n, rest_r = r, d;
+  for (int k = 0; k < lhs->n && rest_n > 1; k++) {
+    int64_t s = lhs->shape[k];
+    if (s == 0) { /* the unbounded last mode takes everything left */
+      if (!fly_mul(A, rest_r, lhs->stride[k], &d) || !fly_flat_push(A, &out, rest_n, d))
+        return NULL;
+      rest_n = 1;
+      break;
+    }
+    if (rest_r % s == 0) { /* the samples skip this mode entirely */
+      rest_r /= s;
+      continue;
+    }
+    if (rest_r > s)
+      return fly_fail(A,
+                      "composition: stride %lld and shape %lld do not divide each other "
+                      "(the stride divisibility condition)",
+                      (long long)rest_r, (long long)s);
+    int64_t take = s / rest_r;
+    if (s % rest_r != 0) {
+      take++;
+      if (rest_n > take)
+        return fly_fail(A,
+                        "composition: stride %lld does not divide shape %lld "
+                        "(the stride divisibility condition)",
+                        (long long)rest_r, (long long)s);
+    }
+    if (!fly_mul(A, rest_r, lhs->stride[k], &d))
+      return NULL;
+    if (rest_n <= take) { /* all remaining samples fall in this mode */
+      if (!fly_flat_push(A, &out, rest_n, d))
+        return NULL;
+      rest_n = 1;
+      break;
+    }
+    if (rest_n % take != 0)
+      return fly_fail(A,
+                      "composition: shape %lld is not a multiple of %lld "
+                      "(the shape divisibility condition)",
+                      (long long)rest_n, (long long)take);
+    if (!fly_flat_push(A, &out, take, d))
+      return NULL;
+    rest_n /= take;
+    rest_r = 1;
+  }
+  return fly_flat_layout(A, &out);
+}
+
+static FlyLayout *compose_tree(FlyAlgebra *A, const FlyFlat *lhs, FlyTuple *s, FlyTuple *d) {
+  if (s->kind != FLY_TUPLE_SEQ)
+    return compose_leaf(A, lhs, s->value, d->value);
+  FlyLayout **m = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *m);
+  if (!m)
+    return NULL;
+  for (int i = 0; i < s->n; i++)
+    if (!(m[i] = compose_tree(A, lhs, s->elem[i], d->elem[i])))
+      return NULL;
+  return fly_layout_seq(A, s->n, m);
+}
+
+FlyLayout *fly_layout_composition(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
+  FlyFlat lhs;
+  if (!L || !B || !lhs_modes(A, L, &lhs))
+    return NULL;
+  return compose_tree(A, &lhs, B->shape, B->stride);
+}
+
+FlyLayout *fly_layout_compose_tiler(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
+  if (!L || !T)
+    return NULL;
+  switch (T->kind) {
+  case FLY_TILER_LAYOUT:
+    return fly_layout_composition(A, L, T->layout);
+  case FLY_TILER_UNDERSCORE:
+    return fly_layout_raw(A, L->shape, L->stride);
+  case FLY_TILER_SEQ:
+    break;
+  }
+  int r = fly_layout_rank(L);
+  if (T->n > r)
+    return fly_fail(A, "composition: the tiler has %d modes but the layout only %d", T->n, r);
+  FlyLayout **m = fly_alloc(A, (size_t)(T->n ? T->n : 1) * sizeof *m);
+  if (!m)
+    return NULL;
+  for (int i = 0; i < T->n; i++)
+    if (!(m[i] = fly_layout_compose_tiler(A, fly_layout_get(A, L, i), T->elem[i])))
+      return NULL;
+  return fly_layout_seq(A, T->n, m);
+}

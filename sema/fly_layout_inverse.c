@@ -1,0 +1,144 @@
+/* fly_layout_inverse.c — complement, right_inverse and left_inverse.
+ *
+ * All three look at a layout's modes sorted by stride: a layout is
+ * injective with a complement exactly when, in that order, each stride is a
+ * multiple of the extent (shape * stride) of the mode before it. */
+#include "fly_layout_internal.h"
+
+/* Mode indices of f sorted by stride (stable, so ties keep their order). */
+static int *sort_by_stride(FlyAlgebra *A, const FlyFlat *f) {
+  int *idx = fly_alloc(A, (size_t)f->n * sizeof *idx);
+  if (!idx)
+    return NULL;
+  for (int i = 0; i < f->n; i++) {
+    int j = i;
+    while (j > 0 && f->stride[idx[j - 1]] > f->stride[i]) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = i;
+  }
+  return idx;
+}
+
+static bool flat_coalesced(FlyAlgebra *A, const FlyLayout *L, FlyFlat *f,
+                           FlyLayout *(*simplify)(FlyAlgebra *, const FlyLayout *)) {
+  FlyLayout *c = simplify(A, L);
+  return c && fly_flat_of(A, c, f);
+}
+
+/* ---- complement -------------------------------------------------------- */
+
+FlyLayout *fly_layout_complement(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *cotarget) {
+  FlyFlat f, out;
+  int64_t target;
+  if (!L || !cotarget || !fly_tuple_product(A, cotarget, &target))
+    return NULL;
+  if (target < 1)
+    return fly_fail(A, "complement: the cotarget %lld is not positive", (long long)target);
+  if (!flat_coalesced(A, L, &f, fly_layout_filter) || !fly_flat_init(A, &out, f.n + 1))
+    return NULL;
+  int64_t cur = 1; /* everything below cur is covered by L and the result so far */
+  if (!(f.n == 1 && f.stride[0] == 0)) { /* filter leaves 1:0 when nothing is left */
+    int *idx = sort_by_stride(A, &f);
+    if (!idx)
+      return NULL;
+    for (int k = 0; k < f.n; k++) {
+      int64_t s = f.shape[idx[k]], d = f.stride[idx[k]];
+      if (d < 0)
+        return fly_fail(A, "complement: negative stride %lld", (long long)d);
+      if (d < cur)
+        return fly_fail(A,
+                        "complement: the layout is not injective (its mode %lld:%lld overlaps "
+                        "the modes of smaller stride)",
+                        (long long)s, (long long)d);
+      if (d % cur != 0)
+        return fly_fail(A,
+                        "complement: stride %lld is not a multiple of %lld, so the gaps of the "
+                        "layout have no layout shape",
+                        (long long)d, (long long)cur);
+      if (!fly_flat_push(A, &out, d / cur, cur) || !fly_mul(A, s, d, &cur))
+        return NULL;
+    }
+  }
+  /* The rest reaches the cotarget: CuTe's ceil_div(cotarget, cur), multiplied out. */
+  int64_t rest;
+  FlyTuple *q = fly_tuple_ceil_div(A, (FlyTuple *)cotarget, cur);
+  if (!q || !fly_tuple_product(A, q, &rest) || !fly_flat_push(A, &out, rest, cur))
+    return NULL;
+  return fly_layout_coalesce(A, fly_flat_layout(A, &out));
+}
+
+/* ---- inverses ---------------------------------------------------------- */
+
+/* Exclusive prefix products of f's shapes: the index where each mode starts. */
+static int64_t *starts_of(FlyAlgebra *A, const FlyFlat *f) {
+  int64_t *p = fly_alloc(A, (size_t)f->n * sizeof *p), acc = 1;
+  if (!p)
+    return NULL;
+  for (int i = 0; i < f->n; i++) {
+    p[i] = acc;
+    if (i + 1 < f->n && !fly_mul(A, acc, f->shape[i], &acc))
+      return NULL;
+  }
+  return p;
+}
+
+FlyLayout *fly_layout_right_inverse(FlyAlgebra *A, const FlyLayout *L) {
+  FlyFlat f, out;
+  if (!L || !flat_coalesced(A, L, &f, fly_layout_coalesce) || !fly_flat_init(A, &out, f.n))
+    return NULL;
+  int64_t *start = starts_of(A, &f);
+  int *idx = sort_by_stride(A, &f);
+  if (!start || !idx)
+    return NULL;
+  int64_t cur = 1; /* the next index the result must reach */
+  for (int k = 0; k < f.n; k++) {
+    int i = idx[k];
+    if (f.stride[i] != cur)
+      continue;
+    if (!fly_flat_push(A, &out, f.shape[i], start[i]) || !fly_mul(A, f.shape[i], cur, &cur))
+      return NULL;
+  }
+  return fly_layout_coalesce(A, fly_flat_layout(A, &out));
+}
+
+FlyLayout *fly_layout_left_inverse(FlyAlgebra *A, const FlyLayout *L) {
+  FlyFlat f, out;
+  if (!L || !flat_coalesced(A, L, &f, fly_layout_coalesce) || !fly_flat_init(A, &out, f.n + 1))
+    return NULL;
+  int64_t *start = starts_of(A, &f);
+  int *idx = sort_by_stride(A, &f);
+  if (!start || !idx)
+    return NULL;
+  /* An index j of the image is read as digits of radix d_k / d_{k-1} along
+   * the sorted strides; digit k is the coordinate of mode k, which goes back
+   * to where that mode starts in L's domain. The digit below the smallest
+   * stride is always 0 in the image (stride 0 in the result). */
+  int64_t prev = 1, extent = 1;
+  int last = -1;
+  for (int k = 0; k < f.n; k++) {
+    int i = idx[k];
+    int64_t s = f.shape[i], d = f.stride[i];
+    if (d == 0) /* a broadcast mode: any of its coordinates will do */
+      continue;
+    if (d < 0)
+      return fly_fail(A, "left_inverse: negative stride %lld", (long long)d);
+    if (d < extent || d % prev != 0)
+      return fly_fail(A,
+                      "left_inverse: the layout is not injective (its mode %lld:%lld overlaps "
+                      "the modes of smaller stride)",
+                      (long long)s, (long long)d);
+    bool ok =
+        last < 0 ? fly_flat_push(A, &out, d, 0) : fly_flat_push(A, &out, d / prev, start[last]);
+    if (!ok || !fly_mul(A, s, d, &extent))
+      return NULL;
+    prev = d;
+    last = i;
+  }
+  if (last < 0) /* every stride is 0: the image is {0} */
+    return fly_layout_leaf(A, f.shape[idx[f.n - 1]], 0);
+  if (!fly_flat_push(A, &out, f.shape[last], start[last]))
+    return NULL;
+  return fly_layout_coalesce(A, fly_flat_layout(A, &out));
+}

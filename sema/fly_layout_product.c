@@ -1,0 +1,76 @@
+/* fly_layout_product.c — logical_product and the products built on it.
+ *
+ * The product of a block L and a tiler B repeats L once for every element
+ * of B, placing the copies in the space L leaves free:
+ *   logical_product(L, B) =
+ *     make_layout(L, composition(complement(L, size(L) * cosize(B)), B)). */
+#include "fly_layout_internal.h"
+
+static FlyLayout *product_by_layout(FlyAlgebra *A, const FlyLayout *L, FlyLayout *B) {
+  int64_t size, cosize, reach;
+  if (!fly_layout_size(A, L, &size) || !fly_layout_cosize(A, B, &cosize) ||
+      !fly_mul(A, size, cosize, &reach))
+    return NULL;
+  FlyLayout *free_space = fly_layout_complement(A, L, fly_tuple_int(A, reach));
+  return fly_layout_pair(A, fly_layout_raw(A, L->shape, L->stride),
+                         fly_layout_composition(A, free_space, B));
+}
+
+FlyLayout *fly_layout_logical_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
+  if (!L || !T)
+    return NULL;
+  switch (T->kind) {
+  case FLY_TILER_LAYOUT:
+    return product_by_layout(A, L, T->layout);
+  case FLY_TILER_UNDERSCORE:
+    return fly_layout_raw(A, L->shape, L->stride);
+  case FLY_TILER_SEQ:
+    break;
+  }
+  int r = fly_layout_rank(L);
+  if (T->n > r)
+    return fly_fail(A, "logical_product: the tiler has %d modes but the layout only %d", T->n, r);
+  FlyLayout **m = fly_alloc(A, (size_t)r * sizeof *m);
+  if (!m)
+    return NULL;
+  for (int i = 0; i < r; i++) {
+    FlyLayout *mode = fly_layout_get(A, L, i);
+    m[i] = i < T->n ? fly_layout_logical_product(A, mode, T->elem[i]) : mode;
+    if (!m[i])
+      return NULL;
+  }
+  return fly_layout_seq(A, r, m);
+}
+
+FlyLayout *fly_layout_zipped_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
+  return fly_layout_zip2_by(A, fly_layout_logical_product(A, L, T), T);
+}
+
+FlyLayout *fly_layout_tiled_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
+  return fly_layout_unpack(A, fly_layout_zipped_product(A, L, T), false, true);
+}
+
+FlyLayout *fly_layout_flat_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
+  return fly_layout_unpack(A, fly_layout_zipped_product(A, L, T), true, true);
+}
+
+/* Pad both to the same rank, take the product as whole layouts, and pair
+ * the modes of the block with the modes of the repetition. */
+static FlyLayout *rank_product(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B, bool raked) {
+  if (!L || !B)
+    return NULL;
+  int r = fly_layout_rank(L) > fly_layout_rank(B) ? fly_layout_rank(L) : fly_layout_rank(B);
+  FlyLayout *block = fly_layout_pad(A, L, r);
+  FlyLayout *p = product_by_layout(A, block, fly_layout_pad(A, B, r));
+  FlyLayout *inner = fly_layout_get(A, p, 0), *outer = fly_layout_get(A, p, 1);
+  return fly_layout_zip(A, raked ? fly_layout_pair(A, outer, inner)
+                                 : fly_layout_pair(A, inner, outer));
+}
+
+FlyLayout *fly_layout_blocked_product(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
+  return rank_product(A, L, B, false);
+}
+
+FlyLayout *fly_layout_raked_product(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
+  return rank_product(A, L, B, true);
+}

@@ -1,0 +1,123 @@
+/* fly_layout_recast.c — recast between element widths, and the largest
+ * vector two layouts have in common. */
+#include "fly_layout_internal.h"
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
+
+/* Wider elements: N old elements make one new one. A stride-1 mode shrinks
+ * by N (rounded up, as CuTe does); other strides are divided by N. */
+static FlyTuple *upcast_leaves(FlyAlgebra *A, FlyTuple *s, FlyTuple *d, int64_t n,
+                               FlyTuple **new_stride) {
+  if (s->kind == FLY_TUPLE_SEQ) {
+    FlyTuple **es = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *es);
+    FlyTuple **ed = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *ed);
+    if (!es || !ed)
+      return NULL;
+    for (int i = 0; i < s->n; i++)
+      if (!(es[i] = upcast_leaves(A, s->elem[i], d->elem[i], n, &ed[i])))
+        return NULL;
+    *new_stride = fly_tuple_seq(A, s->n, ed);
+    return fly_tuple_seq(A, s->n, es);
+  }
+  int64_t stride = d->value, shape = s->value;
+  if (stride == 0) {
+    *new_stride = d;
+    return s;
+  }
+  int64_t mag = abs64(stride);
+  if (mag % n != 0 && n % mag != 0)
+    return fly_fail(A,
+                    "recast: stride %lld and the width ratio %lld do not divide each other "
+                    "(the divisibility condition)",
+                    (long long)stride, (long long)n);
+  *new_stride = fly_tuple_int(A, (stride < 0 ? -1 : 1) * fly_ceil_div(mag, n));
+  return fly_tuple_int(A, fly_ceil_div(shape, fly_ceil_div(n, mag)));
+}
+
+static bool has_unit_stride(const FlyTuple *d) {
+  if (d->kind != FLY_TUPLE_SEQ)
+    return d->value == 1 || d->value == -1;
+  for (int i = 0; i < d->n; i++)
+    if (has_unit_stride(d->elem[i]))
+      return true;
+  return false;
+}
+
+/* Narrower elements: one old element becomes N new ones. The stride-1 mode
+ * grows by N; every other stride is multiplied by N. */
+static FlyTuple *downcast_leaves(FlyAlgebra *A, FlyTuple *s, FlyTuple *d, int64_t n,
+                                 FlyTuple **new_stride) {
+  if (s->kind == FLY_TUPLE_SEQ) {
+    FlyTuple **es = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *es);
+    FlyTuple **ed = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *ed);
+    if (!es || !ed)
+      return NULL;
+    for (int i = 0; i < s->n; i++)
+      if (!(es[i] = downcast_leaves(A, s->elem[i], d->elem[i], n, &ed[i])))
+        return NULL;
+    *new_stride = fly_tuple_seq(A, s->n, ed);
+    return fly_tuple_seq(A, s->n, es);
+  }
+  int64_t v;
+  if (d->value == 1 || d->value == -1) {
+    *new_stride = d;
+    return fly_mul(A, s->value, n, &v) ? fly_tuple_int(A, v) : NULL;
+  }
+  if (!fly_mul(A, d->value, n, &v))
+    return NULL;
+  *new_stride = fly_tuple_int(A, v);
+  return s;
+}
+
+FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, int new_bits) {
+  if (!L)
+    return NULL;
+  if (old_bits < 1 || new_bits < 1)
+    return fly_fail(A, "recast: element widths must be positive (got %d and %d bits)", old_bits,
+                    new_bits);
+  int64_t g = gcd64(old_bits, new_bits), up = new_bits / g, down = old_bits / g;
+  FlyTuple *s = L->shape, *d = L->stride;
+  if (up > 1 && !(s = upcast_leaves(A, s, d, up, &d)))
+    return NULL;
+  if (down > 1) {
+    if (!has_unit_stride(d))
+      return fly_fail(A, "recast to a narrower type needs a mode of stride 1");
+    if (!(s = downcast_leaves(A, s, d, down, &d)))
+      return NULL;
+  }
+  return fly_layout_raw(A, s, d);
+}
+
+/* coalesce(a o right_inverse(b)): where a and b agree, index by index. */
+static FlyLayout *common_prefix(FlyAlgebra *A, const FlyLayout *a, FlyLayout *inv_b) {
+  return fly_layout_coalesce(A, fly_layout_composition(A, a, inv_b));
+}
+
+bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b,
+                                  int64_t *out) {
+  FlyLayout *common = common_prefix(A, a, fly_layout_right_inverse(A, b));
+  FlyLayout *first = fly_layout_get(A, common, 0);
+  if (!first)
+    return false;
+  *out = first->stride->value == 1 ? first->shape->value : 1;
+  return true;
+}
+
+FlyLayout *fly_layout_max_common_layout(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b) {
+  FlyLayout *inv_b = fly_layout_right_inverse(A, b);
+  FlyLayout *first = fly_layout_get(A, common_prefix(A, a, inv_b), 0);
+  if (!first)
+    return NULL;
+  if (first->stride->value != 1)
+    return fly_layout_leaf(A, 1, 0);
+  return fly_layout_composition(A, inv_b, first);
+}

@@ -1,0 +1,28 @@
+# lit configuration for Fly's command-line tests (tests/cli/*.test).
+#
+# RUN lines call the tools by name (flyc, fly-layout, FileCheck, not): the build's
+# bin/ directory and LLVM's tool directory go first on PATH, so a test always
+# runs the tools of the tree it was configured in.
+import os
+
+import lit.formats
+
+config.name = "fly-cli"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+
+# Set by lit.site.cfg.py in the build tree; lit must be pointed there, not here.
+if not hasattr(config, "fly_bin_dir"):
+    lit_config.fatal("run lit on the build tree (build/tests/cli), not the source tree")
+
+config.test_source_root = config.fly_source_dir
+config.test_exec_root = config.fly_exec_dir
+
+path = [config.fly_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+config.environment["PATH"] = os.pathsep.join(path)
+
+config.substitutions.append(("%fly_version", config.fly_version))
+
+# Tests for tools that are not built yet are skipped, not failed.
+if os.path.exists(os.path.join(config.fly_bin_dir, "fly-layout")):
+    config.available_features.add("fly-layout")
