@@ -392,8 +392,11 @@ static bool op_table(Call *c) {
   if (!fly_layout_size(&c->A, fly_layout_get(&c->A, x.layout, 0), &rows) ||
       (rank == 2 && !fly_layout_size(&c->A, fly_layout_get(&c->A, x.layout, 1), &cols)))
     return false;
-  if (rows * cols > TABLE_CELLS_MAX) {
-    fly_fail(&c->A, "the layout has %" PRId64 " cells; table draws at most %d", rows * cols,
+  int64_t cells;
+  if (!fly_mul(&c->A, rows, cols, &cells))
+    return false;
+  if (cells > TABLE_CELLS_MAX) {
+    fly_fail(&c->A, "the layout has %" PRId64 " cells; table draws at most %d", cells,
              TABLE_CELLS_MAX);
     return false;
   }

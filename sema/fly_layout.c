@@ -544,8 +544,10 @@ FlyLayout *fly_layout_dice(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout
 char *fly_layout_str(FlyAlgebra *A, const FlyLayout *L) {
   if (!L)
     return NULL;
+  /* A rank-1 top level prints without parentheses, at every level, so that
+   * printing what was read back prints the same text again. */
   const FlyTuple *s = L->shape, *d = L->stride;
-  if (s->kind == FLY_TUPLE_SEQ && s->n == 1) { /* rank-1 top level: no parentheses */
+  while (s->kind == FLY_TUPLE_SEQ && s->n == 1) {
     s = s->elem[0];
     d = d->elem[0];
   }

@@ -57,6 +57,7 @@ FlyTiler *fly_tiler_seq(FlyAlgebra *A, int n, FlyTiler *const *elems);
 bool fly_layout_size(FlyAlgebra *A, const FlyLayout *L, int64_t *out);
 /* L(size-1) + 1: one past the largest index (for non-negative strides). */
 bool fly_layout_cosize(FlyAlgebra *A, const FlyLayout *L, int64_t *out);
+/* Plain queries: their arguments must not be NULL. */
 int fly_layout_rank(const FlyLayout *L);
 int fly_layout_depth(const FlyLayout *L);
 bool fly_layout_equal(const FlyLayout *a, const FlyLayout *b);
@@ -102,8 +103,10 @@ FlyLayout *fly_layout_coalesce_by(FlyAlgebra *A, const FlyLayout *L, const FlyTu
 FlyLayout *fly_layout_filter(FlyAlgebra *A, const FlyLayout *L);
 FlyLayout *fly_layout_filter_by(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *profile);
 
-/* @post result(c) == L(B(c)) for every coordinate c of B; shape congruent to
- * B's. An error when B's strides and shapes do not divide L's. */
+/* @post result(c) == L(B(c)) for every coordinate c of B; the result's shape
+ * has B's modes, each possibly split further ((4,3) may become ((2,2),3)).
+ * An error when B's strides and shapes do not divide L's modes (CuTe's
+ * stride and shape divisibility conditions, checked exactly). */
 FlyLayout *fly_layout_composition(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B);
 /* By-mode composition with a tiler; modes of L past the tiler's rank are
  * dropped, as in CuTe. */
@@ -111,7 +114,11 @@ FlyLayout *fly_layout_compose_tiler(FlyAlgebra *A, const FlyLayout *L, const Fly
 
 /* @post the result is ordered, disjoint from L's image, and (L, result)
  * covers [0, cotarget) when cotarget is a multiple of L's extent.
- * cotarget is an integer or a shape. An error when L is not injective. */
+ * cotarget is an integer or a shape; for a shape the rest follows CuTe's
+ * ceil_div mode by mode, (3,8) / 4 = (1,4), which may cover less than the
+ * shape's size. An error when L is not injective,
+ * when its modes interleave, or when a stride (in sorted order) is not a
+ * multiple of the extent of the modes below it. */
 FlyLayout *fly_layout_complement(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *cotarget);
 /* @post L(result(i)) == i for i < size(result); the largest such prefix. */
 FlyLayout *fly_layout_right_inverse(FlyAlgebra *A, const FlyLayout *L);
@@ -142,13 +149,16 @@ FlyLayout *fly_layout_raked_product(FlyAlgebra *A, const FlyLayout *L, const Fly
 /* The layout of the same memory seen as elements of new_bits instead of
  * old_bits (CuTe's recast_layout: upcast then downcast). */
 FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, int new_bits);
-/* The largest N such that a(R(i)) == i and b(R(i)) == i for the layout R
- * that max_common_layout returns, i < N (1 when nothing is contiguous). */
+/* The largest N such that a(R(i)) == i and b(R(i)) == i for i < N, with
+ * R = right_inverse(b) (1 when nothing is contiguous). Where CuTe's
+ * composition a o R is inadmissible the agreeing prefix is counted directly;
+ * an error only when that prefix is longer than 2^20. */
 bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b,
                                   int64_t *out);
 FlyLayout *fly_layout_max_common_layout(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b);
 
-/* Canonical text: 8:1, (8,16):(1,8); a rank-1 top level has no parentheses. */
+/* Canonical text: 8:1, (8,16):(1,8). Rank-1 levels at the top print without
+ * parentheses, as CuTe's unwrap: ((4,2)):((1,4)) prints (4,2):(1,4). */
 char *fly_layout_str(FlyAlgebra *A, const FlyLayout *L);
 char *fly_tiler_str(FlyAlgebra *A, const FlyTiler *T);
 

@@ -32,7 +32,8 @@ static bool lhs_modes(FlyAlgebra *A, const FlyLayout *L, FlyFlat *out) {
     if (!fly_flat_push(A, out, s, d))
       return false;
   }
-  return true;
+  /* The empty layout ():() maps everything to 0, like an unbounded 1:0. */
+  return out->n > 0 || fly_flat_push(A, out, 0, 0);
 }
 
 static FlyLayout *compose_leaf(FlyAlgebra *A, const FlyFlat *lhs, int64_t n, int64_t r) {

@@ -49,9 +49,9 @@ FlyLayout *fly_layout_complement(FlyAlgebra *A, const FlyLayout *L, const FlyTup
         return fly_fail(A, "complement: negative stride %lld", (long long)d);
       if (d < cur)
         return fly_fail(A,
-                        "complement: the layout is not injective (its mode %lld:%lld overlaps "
-                        "the modes of smaller stride)",
-                        (long long)s, (long long)d);
+                        "complement: mode %lld:%lld starts inside the modes of smaller stride, "
+                        "which reach %lld: the layout is not injective or its modes interleave",
+                        (long long)s, (long long)d, (long long)cur);
       if (d % cur != 0)
         return fly_fail(A,
                         "complement: stride %lld is not a multiple of %lld, so the gaps of the "
@@ -124,11 +124,16 @@ FlyLayout *fly_layout_left_inverse(FlyAlgebra *A, const FlyLayout *L) {
       continue;
     if (d < 0)
       return fly_fail(A, "left_inverse: negative stride %lld", (long long)d);
-    if (d < extent || d % prev != 0)
+    if (d < extent)
       return fly_fail(A,
-                      "left_inverse: the layout is not injective (its mode %lld:%lld overlaps "
-                      "the modes of smaller stride)",
-                      (long long)s, (long long)d);
+                      "left_inverse: mode %lld:%lld starts inside the modes of smaller stride, "
+                      "which reach %lld: the layout is not injective or its modes interleave",
+                      (long long)s, (long long)d, (long long)extent);
+    if (d % prev != 0)
+      return fly_fail(A,
+                      "left_inverse: stride %lld is not a multiple of the smaller stride %lld "
+                      "(the left inverse divisibility condition)",
+                      (long long)d, (long long)prev);
     bool ok =
         last < 0 ? fly_flat_push(A, &out, d, 0) : fly_flat_push(A, &out, d / prev, start[last]);
     if (!ok || !fly_mul(A, s, d, &extent))

@@ -102,12 +102,43 @@ static FlyLayout *common_prefix(FlyAlgebra *A, const FlyLayout *a, FlyLayout *in
   return fly_layout_coalesce(A, fly_layout_composition(A, a, inv_b));
 }
 
+enum { SCAN_LIMIT = 1 << 20 };
+
+/* a(inv_b(i)) == i for i < N, counted one index at a time: for the pairs
+ * whose composition CuTe cannot form although they share a prefix, such as
+ * (6,6):(1,7) and (8,3):(1,10), which share 6 elements. */
+static bool count_common(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *inv_b,
+                         int64_t *out) {
+  int64_t size_a, size_r, x, y;
+  if (!fly_layout_size(A, a, &size_a) || !fly_layout_size(A, inv_b, &size_r))
+    return false;
+  int64_t n = 0, limit = size_a < size_r ? size_a : size_r;
+  for (; n < limit; n++) {
+    if (n == SCAN_LIMIT) {
+      fly_fail(A, "max_common_vector: the common prefix is longer than %d", SCAN_LIMIT);
+      return false;
+    }
+    if (!fly_layout_eval(A, inv_b, n, &x) || !fly_layout_eval(A, a, x, &y))
+      return false;
+    if (y != n)
+      break;
+  }
+  *out = n > 1 ? n : 1;
+  return true;
+}
+
 bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b,
                                   int64_t *out) {
-  FlyLayout *common = common_prefix(A, a, fly_layout_right_inverse(A, b));
-  FlyLayout *first = fly_layout_get(A, common, 0);
-  if (!first)
+  if (!a || !b || A->failed)
     return false;
+  FlyLayout *inv_b = fly_layout_right_inverse(A, b);
+  if (!inv_b)
+    return false;
+  FlyLayout *first = fly_layout_get(A, common_prefix(A, a, inv_b), 0);
+  if (!first) { /* the composition was refused: the session had no error before */
+    fly_algebra_clear_error(A);
+    return count_common(A, a, inv_b, out);
+  }
   *out = first->stride->value == 1 ? first->shape->value : 1;
   return true;
 }

@@ -54,14 +54,26 @@ typedef struct Shown {
   char text[24];
 } Shown;
 
-static Shown shown(Reader *r) {
+static Shown shown_here(Reader *r) {
   Shown s = {""};
-  int c = peek(r);
+  int c = r->pos < r->len ? (unsigned char)r->text[r->pos] : -1;
   if (c >= 0 && isprint(c))
     snprintf(s.text, sizeof s.text, "'%c'", c);
   else if (c >= 0)
     snprintf(s.text, sizeof s.text, "byte 0x%02x", c);
   return s;
+}
+
+static Shown shown(Reader *r) {
+  peek(r);
+  return shown_here(r);
+}
+
+static void *expected_here(Reader *r, const char *what) {
+  Shown s = shown_here(r);
+  if (!s.text[0])
+    return fly_fail_at(r->A, (long)r->pos, "expected %s but the text ended", what);
+  return fly_fail_at(r->A, (long)r->pos, "expected %s but found %s", what, s.text);
 }
 
 static void *expected(Reader *r, const char *what) {
@@ -95,7 +107,7 @@ static bool read_int(Reader *r, int64_t *out) {
   if (neg)
     r->pos++;
   if (r->pos >= r->len || !isdigit((unsigned char)r->text[r->pos])) {
-    expected(r, "a digit");
+    expected_here(r, neg ? "a digit after '-'" : "a digit"); /* "- 3" is wrong at the blank */
     return false;
   }
   int64_t v = 0;
@@ -312,6 +324,7 @@ FlyTiler *fly_parse_tiler(FlyAlgebra *A, const char *text, size_t len) {
 }
 
 static bool read_swizzle(Reader *r, FlySwizzle *out) {
+  peek(r);
   long pos = (long)r->pos;
   int64_t v[3];
   if (!accept(r, 'S') || !accept(r, '<')) {

@@ -1,0 +1,601 @@
+/* test_tuple_layout.c — integer tuples (fly_tuple.h) and the non-algebraic
+ * part of layouts (fly_layout.h): construction, queries, modes,
+ * coordinates, slicing, compact layouts and overflow detection. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "fly_layout_text.h"
+
+static FlyAlgebra A;
+
+static int setup(void **state) {
+  (void)state;
+  fly_algebra_init(&A);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  fly_algebra_release(&A);
+  return 0;
+}
+
+#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static FlyTuple *tup(const char *text) {
+  FlyTuple *t = fly_parse_tuple(&A, text, strlen(text));
+  if (!t)
+    fail_msg("parse_tuple(\"%s\"): %s", text, fly_algebra_message(&A));
+  return t;
+}
+
+static FlyLayout *lay(const char *text) {
+  FlyLayout *L = fly_parse_layout(&A, text, strlen(text));
+  if (!L)
+    fail_msg("parse_layout(\"%s\"): %s", text, fly_algebra_message(&A));
+  return L;
+}
+
+static bool layout_is(const FlyLayout *got, const char *want) {
+  char *s = fly_layout_str(&A, got);
+  if (!s || strcmp(s, want) != 0) {
+    print_error("want %s, got %s (error: %s)\n", want, s ? s : "NULL", fly_algebra_message(&A));
+    return false;
+  }
+  return true;
+}
+
+static bool tuple_is(const FlyTuple *got, const char *want) {
+  char *s = fly_tuple_str(&A, got);
+  if (!s || strcmp(s, want) != 0) {
+    print_error("want %s, got %s (error: %s)\n", want, s ? s : "NULL", fly_algebra_message(&A));
+    return false;
+  }
+  return true;
+}
+
+#define expect_layout(got, want) assert_true(layout_is(got, want))
+#define expect_tuple(got, want) assert_true(tuple_is(got, want))
+
+/* The operation failed (ok is false) with a message containing part; the
+ * error is cleared afterwards. */
+static bool failed_with(bool ok, const char *part) {
+  bool good = true;
+  if (ok || !fly_algebra_failed(&A)) {
+    print_error("want an error containing \"%s\", got %s\n", part,
+                ok ? "success" : "a failure without a message");
+    good = false;
+  } else if (!strstr(fly_algebra_message(&A), part)) {
+    print_error("want an error containing \"%s\", got \"%s\"\n", part, fly_algebra_message(&A));
+    good = false;
+  }
+  fly_algebra_clear_error(&A);
+  return good;
+}
+
+#define expect_error(result, part) assert_true(failed_with((result) != NULL, part))
+#define expect_false_error(ok, part) assert_true(failed_with(ok, part))
+
+static int64_t crd(const char *coord, const FlyLayout *L) {
+  int64_t v = -12345;
+  if (!fly_layout_crd2idx(&A, tup(coord), L, &v))
+    fail_msg("crd2idx(%s): %s", coord, fly_algebra_message(&A));
+  return v;
+}
+
+static int64_t eval(const FlyLayout *L, int64_t i) {
+  int64_t v = -12345;
+  if (!fly_layout_eval(&A, L, i, &v))
+    fail_msg("eval(%lld): %s", (long long)i, fly_algebra_message(&A));
+  return v;
+}
+
+/* ---- tuples ------------------------------------------------------------- */
+
+static void test_tuple_rank_and_depth(void **state) {
+  (void)state;
+  static const struct {
+    const char *t;
+    int rank, depth;
+  } cases[] = {
+      {"8", 1, 0},  {"_", 1, 0},      {"(8,16)", 2, 1}, {"(4,(2,3))", 2, 2},
+      {"()", 0, 1}, {"((()))", 1, 3}, {"(8)", 1, 1},    {"(1,(2,(3,(4))),5)", 3, 4},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    FlyTuple *t = tup(cases[i].t);
+    if (fly_tuple_rank(t) != cases[i].rank || fly_tuple_depth(t) != cases[i].depth)
+      fail_msg("%s: want rank %d depth %d, got %d %d", cases[i].t, cases[i].rank, cases[i].depth,
+               fly_tuple_rank(t), fly_tuple_depth(t));
+  }
+}
+
+static void test_tuple_get(void **state) {
+  (void)state;
+  FlyTuple *t = tup("(4,(2,3))");
+  expect_tuple(fly_tuple_get(&A, t, 0), "4");
+  expect_tuple(fly_tuple_get(&A, t, 1), "(2,3)");
+  FlyTuple *leaf = tup("8");
+  assert_ptr_equal(fly_tuple_get(&A, leaf, 0), leaf);
+  expect_error(fly_tuple_get(&A, t, 2), "mode 2 out of range: the tuple has rank 2");
+  expect_error(fly_tuple_get(&A, t, -1), "mode -1 out of range");
+  expect_error(fly_tuple_get(&A, leaf, 1), "the tuple has rank 1");
+  expect_error(fly_tuple_get(&A, tup("()"), 0), "the tuple has rank 0");
+}
+
+static void test_tuple_product(void **state) {
+  (void)state;
+  int64_t p = 0;
+  assert_true(fly_tuple_product(&A, tup("(4,(2,3))"), &p));
+  assert_int_equal(p, 24);
+  assert_true(fly_tuple_product(&A, tup("()"), &p));
+  assert_int_equal(p, 1);
+  assert_true(fly_tuple_product(&A, tup("7"), &p));
+  assert_int_equal(p, 7);
+  assert_true(fly_tuple_product(&A, tup("(4294967296,2147483647)"), &p));
+  assert_int_equal(p, INT64_C(9223372032559808512));
+  expect_false_error(fly_tuple_product(&A, tup("(2,_)"), &p), "'_' has no size");
+  expect_false_error(fly_tuple_product(&A, tup("(4294967296,(2,4294967296))"), &p),
+                     "integer overflow");
+}
+
+static void test_tuple_flatten_and_unwrap(void **state) {
+  (void)state;
+  expect_tuple(fly_tuple_flatten(&A, tup("(4,(2,(3,5)))")), "(4,2,3,5)");
+  expect_tuple(fly_tuple_flatten(&A, tup("8")), "(8)");
+  expect_tuple(fly_tuple_flatten(&A, tup("()")), "()");
+  expect_tuple(fly_tuple_flatten(&A, tup("((),(_,()))")), "(_)");
+  assert_int_equal(fly_tuple_leaf_count(tup("(4,(2,(3,5)))")), 4);
+  assert_int_equal(fly_tuple_leaf_count(tup("()")), 0);
+
+  expect_tuple(fly_tuple_unwrap(tup("(((8)))")), "8");
+  expect_tuple(fly_tuple_unwrap(tup("((8,2))")), "(8,2)");
+  expect_tuple(fly_tuple_unwrap(tup("(8,(2))")), "(8,(2))");
+  expect_tuple(fly_tuple_unwrap(tup("()")), "()");
+  assert_null(fly_tuple_unwrap(NULL));
+}
+
+static void test_tuple_equal_congruent_underscore(void **state) {
+  (void)state;
+  assert_true(fly_tuple_equal(tup("(4,(2,3))"), tup("(4,(2,3))")));
+  assert_false(fly_tuple_equal(tup("(4,(2,3))"), tup("(4,(2,4))")));
+  assert_false(fly_tuple_equal(tup("(8)"), tup("8")));
+  assert_true(fly_tuple_equal(tup("(_,1)"), tup("(_,1)")));
+  assert_false(fly_tuple_equal(tup("(_,1)"), tup("(0,1)")));
+
+  assert_true(fly_tuple_congruent(tup("(4,(2,3))"), tup("(1,(4,8))")));
+  assert_false(fly_tuple_congruent(tup("(4,(2,3))"), tup("(1,4,8)")));
+  assert_false(fly_tuple_congruent(tup("(8)"), tup("8")));
+  assert_true(fly_tuple_congruent(tup("()"), tup("()")));
+
+  assert_true(fly_tuple_has_underscore(tup("(1,(2,_))")));
+  assert_false(fly_tuple_has_underscore(tup("(1,(2,3))")));
+}
+
+static void test_tuple_prefix_and_suffix_products(void **state) {
+  (void)state;
+  expect_tuple(fly_tuple_prefix_product(&A, tup("(4,(2,3))"), 1), "(1,(4,8))");
+  expect_tuple(fly_tuple_prefix_product(&A, tup("(4,(2,3))"), 2), "(2,(8,16))");
+  expect_tuple(fly_tuple_prefix_product(&A, tup("8"), 1), "1");
+  expect_tuple(fly_tuple_prefix_product(&A, tup("()"), 1), "()");
+  expect_tuple(fly_tuple_suffix_product(&A, tup("(4,(2,3))"), 1), "(6,(3,1))");
+  expect_tuple(fly_tuple_suffix_product(&A, tup("((2,2),2,5)"), 1), "((20,10),5,1)");
+  expect_tuple(fly_tuple_suffix_product(&A, tup("(4,8)"), 3), "(24,3)");
+}
+
+static void test_tuple_ceil_div(void **state) {
+  (void)state;
+  static const struct {
+    const char *a;
+    int64_t b;
+    const char *want;
+  } cases[] = {
+      /* Each element divides what the ones before it left over (CuTe). */
+      {"(4,6)", 3, "(2,6)"},
+      {"(4,6)", 8, "(1,3)"},
+      {"(4,6)", 24, "(1,1)"},
+      {"(4,6)", 100, "(1,1)"},
+      {"(4,6)", 1, "(4,6)"},
+      {"(2,(3,4))", 6, "(1,(1,4))"},
+      {"7", 2, "4"},
+      {"8", 2, "4"},
+      /* The CuTe documentation's shape divisions. */
+      {"(3,6,2,8)", 3, "(1,6,2,8)"},
+      {"(3,6,2,8)", 6, "(1,3,2,8)"},
+      {"(3,6,2,8)", 9, "(1,2,2,8)"},
+      {"(3,6,2,8)", 72, "(1,1,1,4)"},
+      {"(6,2)", 12, "(1,1)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    FlyTuple *q = fly_tuple_ceil_div(&A, tup(cases[i].a), cases[i].b);
+    char *s = fly_tuple_str(&A, q);
+    if (!s || strcmp(s, cases[i].want) != 0)
+      fail_msg("ceil_div(%s, %lld): want %s, got %s", cases[i].a, (long long)cases[i].b,
+               cases[i].want, s ? s : fly_algebra_message(&A));
+  }
+  expect_error(fly_tuple_ceil_div(&A, tup("(4,6)"), 0), "the divisor must be positive");
+  expect_error(fly_tuple_ceil_div(&A, tup("(4,6)"), -2), "the divisor must be positive");
+}
+
+static void test_tuple_idx2crd(void **state) {
+  (void)state;
+  static const struct {
+    int64_t idx;
+    const char *shape, *want;
+  } cases[] = {
+      {0, "(4,8)", "(0,0)"},
+      {5, "(4,8)", "(1,1)"},
+      {31, "(4,8)", "(3,7)"},
+      {13, "(4,(2,3))", "(1,(1,1))"},
+      {23, "(4,(2,3))", "(3,(1,2))"},
+      {5, "((2,2),2)", "((1,0),1)"},
+      {5, "8", "5"},
+      {3, "()", "()"},
+      /* The last mode absorbs indices past the size. */
+      {32, "(4,8)", "(0,8)"},
+      {100, "(4,8)", "(0,25)"},
+      {100, "(4,(2,3))", "(0,(1,12))"},
+      {31, "((2,2),2)", "((1,1),7)"},
+      {100, "8", "100"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *s = fly_tuple_str(&A, fly_tuple_idx2crd(&A, cases[i].idx, tup(cases[i].shape)));
+    if (!s || strcmp(s, cases[i].want) != 0)
+      fail_msg("idx2crd(%lld, %s): want %s, got %s", (long long)cases[i].idx, cases[i].shape,
+               cases[i].want, s ? s : fly_algebra_message(&A));
+  }
+  expect_error(fly_tuple_idx2crd(&A, -1, tup("(4,8)")), "negative index");
+  expect_error(fly_tuple_idx2crd(&A, 3, tup("(4,_)")), "'_' is not a shape");
+}
+
+/* ---- layout construction and queries -------------------------------------- */
+
+static void test_layout_make_validates(void **state) {
+  (void)state;
+  expect_layout(fly_layout_make(&A, tup("(4,(2,3))"), tup("(1,(4,8))")), "(4,(2,3)):(1,(4,8))");
+  expect_error(fly_layout_make(&A, tup("(4,8)"), tup("(1,4,32)")),
+               "shape (4,8) and stride (1,4,32) are not congruent");
+  expect_error(fly_layout_make(&A, tup("(4,0)"), tup("(1,4)")), "shape 0 is not positive");
+  expect_error(fly_layout_make(&A, tup("(4,_)"), tup("(1,4)")), "'_' is not a shape");
+  expect_error(fly_layout_make(&A, tup("(4,8)"), tup("(1,_)")), "'_' is not a stride");
+  assert_null(fly_layout_make(&A, NULL, tup("1")));
+  assert_false(fly_algebra_failed(&A));
+}
+
+static void test_layout_size_cosize_rank_depth(void **state) {
+  (void)state;
+  static const struct {
+    const char *L;
+    int64_t size, cosize;
+    int rank, depth;
+  } cases[] = {
+      {"(4,(2,3)):(1,(4,8))", 24, 24, 2, 2},
+      {"8:2", 8, 15, 1, 0},
+      {"(8):(2)", 8, 15, 1, 1},
+      {"(4,8):(0,1)", 32, 8, 2, 1},
+      {"(4,8):(8,1)", 32, 32, 2, 1},
+      {"(2,2):(1,6)", 4, 8, 2, 1},
+      {"8:0", 8, 1, 1, 0},
+      {"():()", 1, 1, 0, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    FlyLayout *L = lay(cases[i].L);
+    int64_t size = -1, cosize = -1;
+    assert_true(fly_layout_size(&A, L, &size));
+    assert_true(fly_layout_cosize(&A, L, &cosize));
+    if (size != cases[i].size || cosize != cases[i].cosize || fly_layout_rank(L) != cases[i].rank ||
+        fly_layout_depth(L) != cases[i].depth)
+      fail_msg("%s: want size %lld cosize %lld rank %d depth %d, got %lld %lld %d %d", cases[i].L,
+               (long long)cases[i].size, (long long)cases[i].cosize, cases[i].rank, cases[i].depth,
+               (long long)size, (long long)cosize, fly_layout_rank(L), fly_layout_depth(L));
+  }
+}
+
+static void test_layout_equal(void **state) {
+  (void)state;
+  assert_true(fly_layout_equal(lay("(4,8):(1,4)"), lay("( 4 , 8 ):( 1 , 4 )")));
+  assert_false(fly_layout_equal(lay("(4,8):(1,4)"), lay("(4,8):(1,5)")));
+  assert_false(fly_layout_equal(lay("(4,8):(1,4)"), lay("(8,4):(1,4)")));
+  assert_false(fly_layout_equal(lay("8:1"), lay("(8):(1)")));
+}
+
+/* ---- modes ---------------------------------------------------------------- */
+
+static void test_layout_get_and_select(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,(2,3)):(1,(4,8))");
+  expect_layout(fly_layout_get(&A, L, 0), "4:1");
+  expect_layout(fly_layout_get(&A, L, 1), "(2,3):(4,8)");
+  expect_layout(fly_layout_get(&A, lay("8:2"), 0), "8:2");
+  expect_error(fly_layout_get(&A, L, 2), "mode 2 out of range: the layout has rank 2");
+  expect_error(fly_layout_get(&A, L, -1), "mode -1 out of range");
+  expect_error(fly_layout_get(&A, lay("8:2"), 1), "the layout has rank 1");
+
+  FlyLayout *M = lay("(4,8,3):(1,4,32)");
+  int order[] = {2, 0};
+  expect_layout(fly_layout_select(&A, M, 2, order), "(3,4):(32,1)");
+  int one[] = {1};
+  FlyLayout *S = fly_layout_select(&A, M, 1, one);
+  expect_layout(S, "8:4");
+  assert_int_equal(fly_layout_rank(S), 1);
+  assert_int_equal(fly_layout_depth(S), 1); /* (8):(4), a rank-1 tuple */
+  int twice[] = {1, 1};
+  expect_layout(fly_layout_select(&A, M, 2, twice), "(8,8):(4,4)");
+  expect_layout(fly_layout_select(&A, M, 0, NULL), "():()");
+  int bad[] = {0, 3};
+  expect_error(fly_layout_select(&A, M, 2, bad), "mode 3 out of range");
+}
+
+static void test_layout_group(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,8,3):(1,4,32)");
+  expect_layout(fly_layout_group(&A, L, 0, 2), "((4,8),3):((1,4),32)");
+  expect_layout(fly_layout_group(&A, L, 1, 3), "(4,(8,3)):(1,(4,32))");
+  expect_layout(fly_layout_group(&A, L, 0, 3), "(4,8,3):(1,4,32)"); /* ((4,8,3)) */
+  assert_int_equal(fly_layout_rank(fly_layout_group(&A, L, 0, 3)), 1);
+  expect_layout(fly_layout_group(&A, L, 1, 2), "(4,(8),3):(1,(4),32)");
+  expect_layout(fly_layout_group(&A, L, 1, 1), "(4,(),8,3):(1,(),4,32)");
+  expect_error(fly_layout_group(&A, L, 2, 1), "group(2, 1) is not a range of modes");
+  expect_error(fly_layout_group(&A, L, 0, 4), "group(0, 4) is not a range of modes of a rank-3");
+  expect_error(fly_layout_group(&A, L, -1, 2), "is not a range of modes");
+}
+
+static void test_layout_append_prepend_pad(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,8):(1,4)");
+  expect_layout(fly_layout_append(&A, L, lay("3:32")), "(4,8,3):(1,4,32)");
+  expect_layout(fly_layout_append(&A, L, NULL), "(4,8,1):(1,4,0)");
+  expect_layout(fly_layout_prepend(&A, L, lay("3:32")), "(3,4,8):(32,1,4)");
+  expect_layout(fly_layout_prepend(&A, L, NULL), "(1,4,8):(0,1,4)");
+  expect_layout(fly_layout_append(&A, lay("8:1"), lay("(2,2):(8,16)")), "(8,(2,2)):(1,(8,16))");
+  expect_layout(fly_layout_append(&A, lay("():()"), lay("8:1")), "8:1");
+
+  expect_layout(fly_layout_pad(&A, L, 4), "(4,8,1,1):(1,4,0,0)");
+  expect_layout(fly_layout_pad(&A, L, 2), "(4,8):(1,4)");
+  expect_layout(fly_layout_pad(&A, L, 1), "(4,8):(1,4)");
+  expect_layout(fly_layout_pad(&A, lay("8:1"), 2), "(8,1):(1,0)");
+  expect_error(fly_layout_pad(&A, L, FLY_MAX_MODES + 1), "too many modes");
+}
+
+static void test_layout_zip_and_flatten(void **state) {
+  (void)state;
+  expect_layout(fly_layout_zip(&A, lay("((2,3),(4,5)):((1,2),(6,24))")),
+                "((2,4),(3,5)):((1,6),(2,24))");
+  expect_layout(fly_layout_zip(&A, lay("((2,3),(4,5),(6,7)):((1,2),(6,24),(0,0))")),
+                "((2,4,6),(3,5,7)):((1,6,0),(2,24,0))");
+  /* As in CuTe, modes that are not tuples make the whole one mode. */
+  FlyLayout *Z = fly_layout_zip(&A, lay("(4,8):(1,4)"));
+  expect_layout(Z, "(4,8):(1,4)");
+  assert_int_equal(fly_layout_rank(Z), 1);
+  expect_layout(fly_layout_zip(&A, lay("8:1")), "8:1");
+  expect_error(fly_layout_zip(&A, lay("((2,3),(4,5,6)):((1,2),(6,24,1))")),
+               "zip: mode 1 has rank 3 but mode 0 has rank 2");
+
+  expect_layout(fly_layout_flatten(&A, lay("(4,(2,(3,5))):(1,(4,(8,24)))")),
+                "(4,2,3,5):(1,4,8,24)");
+  expect_layout(fly_layout_flatten(&A, lay("8:1")), "8:1");
+  expect_layout(fly_layout_flatten(&A, lay("((8)):((1))")), "8:1");
+}
+
+/* ---- coordinates -------------------------------------------------------- */
+
+static void test_crd2idx_integer_hierarchical_and_partial(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,8):(1,4)");
+  assert_int_equal(crd("5", L), 5);
+  assert_int_equal(crd("(1,2)", L), 9);
+  assert_int_equal(crd("(3,7)", L), 31);
+
+  FlyLayout *H = lay("(4,(2,3)):(1,(4,8))");
+  assert_int_equal(crd("(1,(1,2))", H), 21);
+  /* A partial coordinate: 5 is a 1-D index into (2,3), i.e. (1,2). */
+  assert_int_equal(crd("(1,5)", H), 21);
+  assert_int_equal(crd("13", H), 13);
+
+  FlyLayout *R = lay("(4,(2,3)):(6,(3,1))"); /* row-major */
+  assert_int_equal(crd("(1,(1,2))", R), 11);
+  assert_int_equal(crd("(1,5)", R), 11);
+  assert_int_equal(crd("5", R), 6 + 3); /* 5 = (1,(1,0)) */
+
+  /* Integer, natural and partial coordinates agree at every index. */
+  int64_t size = 0;
+  assert_true(fly_layout_size(&A, R, &size));
+  for (int64_t i = 0; i < size; i++) {
+    int64_t by_int, by_natural, by_eval;
+    FlyTuple *natural = fly_tuple_idx2crd(&A, i, R->shape);
+    assert_true(fly_layout_crd2idx(&A, fly_tuple_int(&A, i), R, &by_int));
+    assert_true(fly_layout_crd2idx(&A, natural, R, &by_natural));
+    by_eval = eval(R, i);
+    assert_int_equal(by_int, by_natural);
+    assert_int_equal(by_int, by_eval);
+  }
+}
+
+static void test_crd2idx_errors(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,8):(1,4)");
+  FlyLayout *H = lay("(4,(2,3)):(1,(4,8))");
+  int64_t v;
+  expect_false_error(fly_layout_crd2idx(&A, tup("32"), L, &v),
+                     "coordinate 32 is out of range for shape (4,8) (size 32)");
+  expect_false_error(fly_layout_crd2idx(&A, tup("-1"), L, &v), "coordinate -1 is out of range");
+  expect_false_error(fly_layout_crd2idx(&A, tup("(4,0)"), L, &v),
+                     "coordinate 4 is out of range for shape 4");
+  expect_false_error(fly_layout_crd2idx(&A, tup("(1,(1,3))"), H, &v),
+                     "coordinate 3 is out of range for shape 3");
+  expect_false_error(fly_layout_crd2idx(&A, tup("(1,6)"), H, &v),
+                     "coordinate 6 is out of range for shape (2,3)");
+  expect_false_error(fly_layout_crd2idx(&A, tup("(1,2,3)"), L, &v),
+                     "coordinate (1,2,3) does not match shape (4,8)");
+  expect_false_error(fly_layout_crd2idx(&A, tup("((1,2),0)"), L, &v),
+                     "coordinate (1,2) does not match shape 4");
+  expect_false_error(fly_layout_crd2idx(&A, tup("(1,_)"), L, &v), "'_' in a coordinate");
+}
+
+static void test_eval_continues_past_the_size(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,8):(1,4)");
+  assert_int_equal(eval(L, 31), 31);
+  assert_int_equal(eval(L, 32), 32);
+  assert_int_equal(eval(L, 40), 40);
+  FlyLayout *T = lay("(4,8):(8,1)");
+  assert_int_equal(eval(T, 35), 24 + 8); /* (3,8) */
+  FlyLayout *S = lay("(2,3):(3,1)");
+  assert_int_equal(eval(S, 6), 3); /* (0,3) */
+  assert_int_equal(eval(lay("8:2"), 10), 20);
+  /* A hierarchical last mode continues along its own last leaf. */
+  FlyLayout *H = lay("(4,(2,3)):(1,(4,8))");
+  assert_int_equal(eval(H, 24), 24);
+  assert_int_equal(eval(H, 30), 2 + 4 + 24); /* (2,(1,3)) */
+
+  int64_t v;
+  expect_false_error(fly_layout_eval(&A, L, -1, &v), "index -1 is negative");
+  /* crd2idx, unlike eval, keeps to the shape. */
+  expect_false_error(fly_layout_crd2idx(&A, tup("32"), L, &v), "out of range");
+}
+
+static void test_slice_with_offsets(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,8):(1,4)");
+  int64_t off = -1;
+  expect_layout(fly_layout_slice(&A, tup("(_,2)"), L, &off), "4:1");
+  assert_int_equal(off, 8);
+  expect_layout(fly_layout_slice(&A, tup("(2,_)"), L, &off), "8:4");
+  assert_int_equal(off, 2);
+  expect_layout(fly_layout_slice(&A, tup("(_,_)"), L, &off), "(4,8):(1,4)");
+  assert_int_equal(off, 0);
+  expect_layout(fly_layout_slice(&A, tup("_"), L, &off), "(4,8):(1,4)");
+  assert_int_equal(off, 0);
+  expect_layout(fly_layout_slice(&A, tup("(1,2)"), L, &off), "():()");
+  assert_int_equal(off, 9);
+  expect_layout(fly_layout_slice(&A, tup("3"), L, &off), "():()");
+  assert_int_equal(off, 3);
+  /* The offset pointer may be NULL. */
+  expect_layout(fly_layout_slice(&A, tup("(_,2)"), L, NULL), "4:1");
+
+  FlyLayout *H = lay("(4,(2,3)):(1,(4,8))");
+  expect_layout(fly_layout_slice(&A, tup("(_,(1,_))"), H, &off), "(4,3):(1,8)");
+  assert_int_equal(off, 4);
+  expect_layout(fly_layout_slice(&A, tup("(2,(_,2))"), H, &off), "2:4");
+  assert_int_equal(off, 18);
+  expect_layout(fly_layout_slice(&A, tup("(_,5)"), H, &off), "4:1");
+  assert_int_equal(off, 20); /* 5 is (1,2) in (2,3) */
+  expect_layout(fly_layout_slice(&A, tup("(1,_)"), H, &off), "(2,3):(4,8)");
+  assert_int_equal(off, 1);
+
+  /* The slice plus its offset is L at every coordinate it keeps. */
+  FlyLayout *part = fly_layout_slice(&A, tup("(3,(_,2))"), H, &off);
+  for (int64_t j = 0; j < 2; j++) {
+    int64_t full;
+    FlyTuple *e[2] = {fly_tuple_int(&A, 3),
+                      fly_tuple_pair(&A, fly_tuple_int(&A, j), fly_tuple_int(&A, 2))};
+    assert_true(fly_layout_crd2idx(&A, fly_tuple_seq(&A, 2, e), H, &full));
+    assert_int_equal(off + eval(part, j), full);
+  }
+
+  expect_error(fly_layout_slice(&A, tup("(_,8)"), L, &off),
+               "coordinate 8 is out of range for shape 8");
+  expect_error(fly_layout_slice(&A, tup("(_,(3,_))"), H, &off),
+               "coordinate 3 is out of range for shape 2");
+  expect_error(fly_layout_slice(&A, tup("(_,_,_)"), L, &off), "does not match shape (4,8)");
+}
+
+static void test_dice(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,8):(1,4)");
+  expect_layout(fly_layout_dice(&A, tup("(_,2)"), L), "8:4");
+  expect_layout(fly_layout_dice(&A, tup("(2,_)"), L), "4:1");
+  expect_layout(fly_layout_dice(&A, tup("(1,2)"), L), "(4,8):(1,4)");
+  expect_layout(fly_layout_dice(&A, tup("3"), L), "(4,8):(1,4)");
+  expect_layout(fly_layout_dice(&A, tup("_"), L), "():()");
+  expect_layout(fly_layout_dice(&A, tup("(_,(1,_))"), lay("(4,(2,3)):(1,(4,8))")), "2:4");
+  expect_error(fly_layout_dice(&A, tup("(_,9)"), L), "coordinate 9 is out of range");
+}
+
+/* ---- compact layouts ------------------------------------------------------ */
+
+static void test_col_row_major_and_ordered(void **state) {
+  (void)state;
+  expect_layout(fly_layout_col_major(&A, tup("(4,(2,3))")), "(4,(2,3)):(1,(4,8))");
+  expect_layout(fly_layout_row_major(&A, tup("(4,(2,3))")), "(4,(2,3)):(6,(3,1))");
+  expect_layout(fly_layout_col_major(&A, tup("8")), "8:1");
+  expect_layout(fly_layout_row_major(&A, tup("8")), "8:1");
+  expect_layout(fly_layout_row_major(&A, tup("(2,2,2)")), "(2,2,2):(4,2,1)");
+
+  /* CuTe's make_ordered_layout documentation example. */
+  expect_layout(fly_layout_ordered(&A, tup("(2,2,2,2)"), tup("(0,2,3,1)")), "(2,2,2,2):(1,4,8,2)");
+  expect_layout(fly_layout_ordered(&A, tup("(4,8)"), tup("(1,0)")), "(4,8):(8,1)");
+  expect_layout(fly_layout_ordered(&A, tup("(4,8)"), tup("(5,7)")), "(4,8):(1,4)");
+  /* The order may be coarser than the shape: a mode keeps compact strides. */
+  expect_layout(fly_layout_ordered(&A, tup("(2,(3,4),5)"), tup("(1,0,2)")),
+                "(2,(3,4),5):(12,(1,3),24)");
+  expect_layout(fly_layout_ordered(&A, tup("(2,(3,4),5)"), tup("(1,(0,3),2)")),
+                "(2,(3,4),5):(3,(1,30),6)");
+
+  expect_error(fly_layout_ordered(&A, tup("(2,2,2)"), tup("(0,1,1)")), "order 1 appears twice");
+  expect_error(fly_layout_ordered(&A, tup("(2,2)"), tup("(0,1,2)")),
+               "the order does not match the shape's modes");
+  expect_error(fly_layout_ordered(&A, tup("8"), tup("(0,1)")), "does not match");
+  expect_error(fly_layout_ordered(&A, tup("(2,2)"), tup("(0,_)")), "'_' is not an order");
+  expect_error(fly_layout_ordered(&A, tup("(2,0)"), tup("(0,1)")), "shape 0 is not positive");
+}
+
+/* ---- overflow ------------------------------------------------------------- */
+
+static void test_overflow_is_detected(void **state) {
+  (void)state;
+  int64_t v;
+  FlyTuple *big = tup("(1099511627776,1099511627776)"); /* (2^40,2^40) */
+  expect_error(fly_layout_make(&A, big, tup("(1,1099511627776)")), "overflow");
+  expect_error(fly_layout_col_major(&A, big), "overflow");
+  expect_error(fly_layout_row_major(&A, big), "overflow");
+  expect_false_error(fly_tuple_product(&A, big, &v), "integer overflow");
+
+  /* Every index of the layout fits; the sum at (1,1) does not. */
+  FlyLayout *L = lay("(2,2):(4611686018427387904,4611686018427387904)");
+  assert_int_equal(crd("(1,0)", L), INT64_C(4611686018427387904));
+  expect_false_error(fly_layout_crd2idx(&A, tup("(1,1)"), L, &v),
+                     "integer overflow: 4611686018427387904 + 4611686018427387904");
+  expect_false_error(fly_layout_eval(&A, L, 3, &v), "integer overflow");
+  expect_false_error(fly_layout_cosize(&A, L, &v), "integer overflow");
+
+  FlyLayout *M = lay("8:4611686018427387904");
+  expect_false_error(fly_layout_eval(&A, M, 2, &v), "integer overflow: 2 * 4611686018427387904");
+  expect_false_error(fly_layout_crd2idx(&A, tup("3"), M, &v), "integer overflow");
+  /* eval past the size overflows too rather than wrapping. */
+  expect_false_error(fly_layout_eval(&A, lay("4:2"), INT64_MAX, &v), "integer overflow");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      TEST(test_tuple_rank_and_depth),
+      TEST(test_tuple_get),
+      TEST(test_tuple_product),
+      TEST(test_tuple_flatten_and_unwrap),
+      TEST(test_tuple_equal_congruent_underscore),
+      TEST(test_tuple_prefix_and_suffix_products),
+      TEST(test_tuple_ceil_div),
+      TEST(test_tuple_idx2crd),
+      TEST(test_layout_make_validates),
+      TEST(test_layout_size_cosize_rank_depth),
+      TEST(test_layout_equal),
+      TEST(test_layout_get_and_select),
+      TEST(test_layout_group),
+      TEST(test_layout_append_prepend_pad),
+      TEST(test_layout_zip_and_flatten),
+      TEST(test_crd2idx_integer_hierarchical_and_partial),
+      TEST(test_crd2idx_errors),
+      TEST(test_eval_continues_past_the_size),
+      TEST(test_slice_with_offsets),
+      TEST(test_dice),
+      TEST(test_col_row_major_and_ordered),
+      TEST(test_overflow_is_detected),
+  };
+  return cmocka_run_group_tests_name("tuple_layout", tests, NULL, NULL);
+}
