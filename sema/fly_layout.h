@@ -106,7 +106,9 @@ FlyLayout *fly_layout_filter_by(FlyAlgebra *A, const FlyLayout *L, const FlyTupl
 /* @post result(c) == L(B(c)) for every coordinate c of B; the result's shape
  * has B's modes, each possibly split further ((4,3) may become ((2,2),3)).
  * An error when B's strides and shapes do not divide L's modes (CuTe's
- * stride and shape divisibility conditions, checked exactly). */
+ * stride and shape divisibility conditions, checked exactly).
+ * @pre B's modes do not overlap (as in CuTe, composition distributes over
+ * B's modes, which is exact only for such B). */
 FlyLayout *fly_layout_composition(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B);
 /* By-mode composition with a tiler; modes of L past the tiler's rank are
  * dropped, as in CuTe. */

@@ -36,7 +36,12 @@ static bool lhs_modes(FlyAlgebra *A, const FlyLayout *L, FlyFlat *out) {
   return out->n > 0 || fly_flat_push(A, out, 0, 0);
 }
 
-static FlyLayout *compose_leaf(FlyAlgebra *A, const FlyFlat *lhs, int64_t n, int64_t r) {
+/* `alone`: B is this single leaf. Then samples that stay inside one mode of
+ * L are fine even when the stride does not divide that mode's shape; when B
+ * has other modes their offsets add up and would cross the mode's end, so
+ * CuTe's stride divisibility condition must hold exactly. */
+static FlyLayout *compose_leaf(FlyAlgebra *A, const FlyFlat *lhs, int64_t n, int64_t r,
+                               bool alone) {
   if (r == 0 || n == 1) /* every sample is L(0) */
     return fly_layout_leaf(A, n, 0);
   if (r < 0)
@@ -66,7 +71,7 @@ static FlyLayout *compose_leaf(FlyAlgebra *A, const FlyFlat *lhs, int64_t n, int
     int64_t take = s / rest_r;
     if (s % rest_r != 0) {
       take++;
-      if (rest_n > take)
+      if (rest_n > take || !alone)
         return fly_fail(A,
                         "composition: stride %lld does not divide shape %lld "
                         "(the stride divisibility condition)",
@@ -93,14 +98,15 @@ static FlyLayout *compose_leaf(FlyAlgebra *A, const FlyFlat *lhs, int64_t n, int
   return fly_flat_layout(A, &out);
 }
 
-static FlyLayout *compose_tree(FlyAlgebra *A, const FlyFlat *lhs, FlyTuple *s, FlyTuple *d) {
+static FlyLayout *compose_tree(FlyAlgebra *A, const FlyFlat *lhs, FlyTuple *s, FlyTuple *d,
+                               bool alone) {
   if (s->kind != FLY_TUPLE_SEQ)
-    return compose_leaf(A, lhs, s->value, d->value);
+    return compose_leaf(A, lhs, s->value, d->value, alone);
   FlyLayout **m = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *m);
   if (!m)
     return NULL;
   for (int i = 0; i < s->n; i++)
-    if (!(m[i] = compose_tree(A, lhs, s->elem[i], d->elem[i])))
+    if (!(m[i] = compose_tree(A, lhs, s->elem[i], d->elem[i], alone)))
       return NULL;
   return fly_layout_seq(A, s->n, m);
 }
@@ -109,7 +115,7 @@ FlyLayout *fly_layout_composition(FlyAlgebra *A, const FlyLayout *L, const FlyLa
   FlyFlat lhs;
   if (!L || !B || !lhs_modes(A, L, &lhs))
     return NULL;
-  return compose_tree(A, &lhs, B->shape, B->stride);
+  return compose_tree(A, &lhs, B->shape, B->stride, fly_tuple_leaf_count(B->shape) == 1);
 }
 
 FlyLayout *fly_layout_compose_tiler(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {

@@ -107,8 +107,7 @@ enum { SCAN_LIMIT = 1 << 20 };
 /* a(inv_b(i)) == i for i < N, counted one index at a time: for the pairs
  * whose composition CuTe cannot form although they share a prefix, such as
  * (6,6):(1,7) and (8,3):(1,10), which share 6 elements. */
-static bool count_common(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *inv_b,
-                         int64_t *out) {
+static bool count_common(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *inv_b, int64_t *out) {
   int64_t size_a, size_r, x, y;
   if (!fly_layout_size(A, a, &size_a) || !fly_layout_size(A, inv_b, &size_r))
     return false;

@@ -94,15 +94,14 @@ static void check_failed(const char *file, int line, const char *expr, const cha
   _fail(file, line);
 }
 
-#define CHECK(cond, ...)                                                                         \
-  do {                                                                                           \
-    if (!(cond))                                                                                 \
-      check_failed(__FILE__, __LINE__, #cond, __VA_ARGS__);                                      \
+#define CHECK(cond, ...)                                                                           \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      check_failed(__FILE__, __LINE__, #cond, __VA_ARGS__);                                        \
   } while (0)
 
 /* A result that must exist: the session's message explains a NULL. */
-#define CHECK_OK(A, x, what)                                                                     \
-  CHECK((x) != NULL, "%s failed: %s", what, fly_algebra_message(A))
+#define CHECK_OK(A, x, what) CHECK((x) != NULL, "%s failed: %s", what, fly_algebra_message(A))
 
 /* ---- PRNG ------------------------------------------------------------------ */
 
@@ -217,8 +216,8 @@ static int64_t *table(FlyAlgebra *A, const FlyLayout *L, int64_t n) {
     int64_t v = 0;
     bool ok = fly_layout_eval(A, L, i, &v);
     CHECK(ok, "eval(%lld) failed: %s", (long long)i, fly_algebra_message(A));
-    CHECK(v == ref_eval(&f, i), "eval(%lld) = %lld but the reference gives %lld",
-          (long long)i, (long long)v, (long long)ref_eval(&f, i));
+    CHECK(v == ref_eval(&f, i), "eval(%lld) = %lld but the reference gives %lld", (long long)i,
+          (long long)v, (long long)ref_eval(&f, i));
     t[i] = v;
   }
   return t;
@@ -459,8 +458,7 @@ static FlyLayout *gen_wild(FlyAlgebra *A, Rng *r, bool negative) {
 /* A layout that has a complement: the modes of a compact layout in a random
  * order, some of them dropped, all dilated, perhaps with stride-0 modes.
  * *compact says it is a bijection onto [0, size) up to stride-0 modes. */
-static FlyLayout *gen_injective(FlyAlgebra *A, Rng *r, bool zeros, bool *compact,
-                                int64_t cap) {
+static FlyLayout *gen_injective(FlyAlgebra *A, Rng *r, bool zeros, bool *compact, int64_t cap) {
   Flat f, g;
   gen_leaves(r, &f, cap, 1);
   int64_t prio[MAXLEAF];
@@ -487,8 +485,7 @@ static FlyLayout *gen_injective(FlyAlgebra *A, Rng *r, bool zeros, bool *compact
  * (each run n:r reads n consecutive digits of the domain). Such a B always
  * composes with a layout of that shape. `extend` may add a mode that reaches
  * past the domain (along its last mode), `zeros` stride-0 modes. */
-static FlyLayout *gen_tile(FlyAlgebra *A, Rng *r, const FlyTuple *shape, bool extend,
-                           bool zeros) {
+static FlyLayout *gen_tile(FlyAlgebra *A, Rng *r, const FlyTuple *shape, bool extend, bool zeros) {
   Flat dom, fac, run, sel;
   flat_shape(shape, &dom);
   fac.n = 0;
@@ -595,8 +592,7 @@ static void test_text_roundtrip(void **state) {
     /* parse(print(L)) == L, but a rank-1 top level loses its parentheses. */
     const FlyLayout *expect = L;
     /* The printer drops rank-1 wrappers at the top; nothing else may change. */
-    while (!fly_layout_equal(P, expect) && fly_tuple_is_seq(expect->shape) &&
-           expect->shape->n == 1)
+    while (!fly_layout_equal(P, expect) && fly_tuple_is_seq(expect->shape) && expect->shape->n == 1)
       expect = mode(&A, expect, 0);
     CHECK(fly_layout_equal(P, expect), "parse(\"%s\") is not the layout printed", text);
     char *spaced = with_blanks(&A, &r, text);
@@ -638,8 +634,8 @@ static void test_text_roundtrip(void **state) {
     CHECK(strcmp(ct, ct2) == 0, "composed \"%s\" prints back as \"%s\"", ct, ct2);
     char *cs = with_blanks(&A, &r, ct);
     PC = fly_parse_composed(&A, cs, strlen(cs));
-    CHECK(PC && fly_layout_equal(PC->layout, expect), "\"%s\" does not read as \"%s\": %s", cs,
-          ct, fly_algebra_message(&A));
+    CHECK(PC && fly_layout_equal(PC->layout, expect), "\"%s\" does not read as \"%s\": %s", cs, ct,
+          fly_algebra_message(&A));
     session_end(&A);
   }
 }
@@ -674,7 +670,7 @@ static FlyTuple *collapse(FlyAlgebra *A, Rng *r, FlyTuple *c, const FlyTuple *s)
 static void test_eval_crd2idx(void **state) {
   (void)state;
   const uint64_t seed = 0xc4d2;
-  for (int it = 0; it < 1200; it++) {
+  for (int it = 0; it < 1000; it++) {
     Rng r = rng_for(seed, it);
     FlyAlgebra A;
     session_begin(&A);
@@ -700,12 +696,11 @@ static void test_eval_crd2idx(void **state) {
       CHECK(fly_layout_crd2idx(&A, c, L, &v) && v == t[i],
             "crd2idx(idx2crd(%lld)) = %lld, expected L(%lld) = %lld (%s)", (long long)i,
             (long long)v, (long long)i, (long long)t[i], fly_algebra_message(&A));
-      CHECK(fly_layout_crd2idx(&A, c, cm, &w) && w == i,
-            "col-major crd2idx(idx2crd(%lld)) = %lld", (long long)i, (long long)w);
+      CHECK(fly_layout_crd2idx(&A, c, cm, &w) && w == i, "col-major crd2idx(idx2crd(%lld)) = %lld",
+            (long long)i, (long long)w);
       FlyTuple *p = collapse(&A, &r, c, L->shape);
-      CHECK(fly_layout_crd2idx(&A, p, L, &v) && v == t[i],
-            "crd2idx(%s) = %lld, expected %lld (%s)", fly_tuple_str(&A, p), (long long)v,
-            (long long)t[i], fly_algebra_message(&A));
+      CHECK(fly_layout_crd2idx(&A, p, L, &v) && v == t[i], "crd2idx(%s) = %lld, expected %lld (%s)",
+            fly_tuple_str(&A, p), (long long)v, (long long)t[i], fly_algebra_message(&A));
     }
     /* Out of range coordinates are errors, not wrapped. */
     int64_t v;
@@ -727,8 +722,8 @@ static void check_flat_result(FlyAlgebra *A, const FlyLayout *R, bool no_zero) {
   for (int k = 0; k < f.n; k++) {
     CHECK(f.s[k] != 1, "leaf %d has shape 1 in %s", k, fly_layout_str(A, R));
     CHECK(!no_zero || f.d[k] != 0, "leaf %d has stride 0 in %s", k, fly_layout_str(A, R));
-    CHECK(k == 0 || f.s[k - 1] * f.d[k - 1] != f.d[k], "leaves %d and %d of %s should merge",
-          k - 1, k, fly_layout_str(A, R));
+    CHECK(k == 0 || f.s[k - 1] * f.d[k - 1] != f.d[k], "leaves %d and %d of %s should merge", k - 1,
+          k, fly_layout_str(A, R));
   }
 }
 
@@ -753,8 +748,7 @@ static void test_coalesce(void **state) {
       CHECK(tl[i] == tc[i], "coalesce(L)(%lld) = %lld, L(%lld) = %lld", (long long)i,
             (long long)tc[i], (long long)i, (long long)tl[i]);
     FlyLayout *CC = fly_layout_coalesce(&A, C);
-    CHECK(CC && fly_layout_equal(CC, C), "coalesce is not idempotent: %s",
-          fly_layout_str(&A, CC));
+    CHECK(CC && fly_layout_equal(CC, C), "coalesce is not idempotent: %s", fly_layout_str(&A, CC));
 
     /* filter: same image, no stride-0 or size-1 modes. */
     FlyLayout *F = fly_layout_filter(&A, L);
@@ -858,8 +852,7 @@ static bool refines(const FlyTuple *b, const FlyTuple *r) {
 static void check_composition(FlyAlgebra *A, Rng *r, const FlyLayout *L, const FlyLayout *B,
                               const FlyLayout *R) {
   int64_t n = size_of(B);
-  CHECK(size_of(R) == n, "size(L o B) = %lld, size(B) = %lld", (long long)size_of(R),
-        (long long)n);
+  CHECK(size_of(R) == n, "size(L o B) = %lld, size(B) = %lld", (long long)size_of(R), (long long)n);
   CHECK(refines(B->shape, R->shape), "the shape of L o B does not refine B's shape");
   if (fly_tuple_is_seq(B->shape))
     CHECK(fly_layout_rank(R) == fly_layout_rank(B), "rank(L o B) = %d, rank(B) = %d",
@@ -872,14 +865,13 @@ static void check_composition(FlyAlgebra *A, Rng *r, const FlyLayout *L, const F
   }
   int64_t *tl = table(A, L, hi + 1);
   for (int64_t i = 0; i < n; i++)
-    CHECK(tr[i] == tl[tb[i]], "(L o B)(%lld) = %lld but L(B(%lld)) = L(%lld) = %lld",
-          (long long)i, (long long)tr[i], (long long)i, (long long)tb[i], (long long)tl[tb[i]]);
+    CHECK(tr[i] == tl[tb[i]], "(L o B)(%lld) = %lld but L(B(%lld)) = L(%lld) = %lld", (long long)i,
+          (long long)tr[i], (long long)i, (long long)tb[i], (long long)tl[tb[i]]);
   for (int64_t k = 0; k < (n < 64 ? n : 64); k++) {
     int64_t i = rng_range(r, 0, n - 1), v = -1;
     FlyTuple *c = fly_tuple_idx2crd(A, i, B->shape);
-    CHECK(fly_layout_crd2idx(A, c, R, &v) && v == tr[i],
-          "(L o B)(%s) = %lld, expected %lld (%s)", fly_tuple_str(A, c), (long long)v,
-          (long long)tr[i], fly_algebra_message(A));
+    CHECK(fly_layout_crd2idx(A, c, R, &v) && v == tr[i], "(L o B)(%s) = %lld, expected %lld (%s)",
+          fly_tuple_str(A, c), (long long)v, (long long)tr[i], fly_algebra_message(A));
   }
 }
 
@@ -996,7 +988,8 @@ static void test_complement(void **state) {
     session_begin(&A);
     ctx_begin("complement", seed, it);
     bool admissible = rng_pct(&r, 70), compact = false;
-    FlyLayout *L = admissible ? gen_injective(&A, &r, true, &compact, size_cap(&r)) : gen_wild(&A, &r, false);
+    FlyLayout *L =
+        admissible ? gen_injective(&A, &r, true, &compact, size_cap(&r)) : gen_wild(&A, &r, false);
     ctx_layout(&A, "L", L);
     Flat f;
     nonzero_leaves(L, &f);
@@ -1012,8 +1005,9 @@ static void test_complement(void **state) {
       M = tuple_size(cot);
     } else {
       int pick = (int)rng_range(&r, 0, 2);
-      M = pick == 0 ? extent * rng_range(&r, 1, 4)
-                    : pick == 1 ? rng_range(&r, 1, 2 * extent + 5) : nf;
+      M = pick == 0   ? extent * rng_range(&r, 1, 4)
+          : pick == 1 ? rng_range(&r, 1, 2 * extent + 5)
+                      : nf;
       cot = fly_tuple_int(&A, M);
     }
     ctx_tuple(&A, "cotarget", cot);
@@ -1023,7 +1017,7 @@ static void test_complement(void **state) {
       const char *msg = fly_algebra_message(&A);
       CHECK(!admissible, "complement of an admissible layout failed: %s", msg);
       CHECK(contains(msg, "complement"), "the error does not name complement: %s", msg);
-      if (contains(msg, "not injective"))
+      if (contains(msg, "not injective") && !contains(msg, "interleave"))
         CHECK(!injective(&A, flat_table(&A, &f, nf), nf),
               "complement says \"%s\" but L without its stride-0 modes is injective", msg);
       session_end(&A);
@@ -1042,13 +1036,17 @@ static void test_complement(void **state) {
       CHECK(bsearch(&tr[j], img, (size_t)ni, sizeof *img, cmp64) == NULL,
             "complement(%lld) = %lld is in L's image", (long long)j, (long long)tr[j]);
     /* (L, R) is a bijection onto [0, size(L) * size(R)), which reaches M. */
+    /* A shape cotarget follows CuTe's ceil_div mode by mode and may fall short
+     * of its size ((3,8) / 4 = (1,4)); an integer one is reached exactly when
+     * it is a multiple of L's extent. */
     int64_t total_n = nf * nr;
-    if (!fly_tuple_is_seq(cot) || M % extent == 0)
+    if (!fly_tuple_is_seq(cot)) {
       CHECK(total_n >= M, "size(L) * size(R) = %lld does not reach the cotarget %lld",
             (long long)total_n, (long long)M);
-    if (M % extent == 0 && !fly_tuple_is_seq(cot))
-      CHECK(total_n == M, "size(L) * size(R) = %lld, cotarget %lld", (long long)total_n,
-            (long long)M);
+      if (M % extent == 0)
+        CHECK(total_n == M, "size(L) * size(R) = %lld, cotarget %lld", (long long)total_n,
+              (long long)M);
+    }
     int64_t *both = fly_alloc(&A, (size_t)total_n * sizeof *both);
     CHECK_OK(&A, both, "test allocation");
     for (int64_t b = 0; b < nr; b++)
@@ -1132,7 +1130,7 @@ static void test_left_inverse(void **state) {
       const char *msg = fly_algebra_message(&A);
       CHECK(!admissible, "left_inverse of a layout with disjoint modes failed: %s", msg);
       CHECK(contains(msg, "left_inverse"), "the error does not name left_inverse: %s", msg);
-      if (contains(msg, "not injective"))
+      if (contains(msg, "not injective") && !contains(msg, "interleave"))
         CHECK(!is_inj, "left_inverse says \"%s\" but L is injective", msg);
       session_end(&A);
       continue;
@@ -1185,8 +1183,7 @@ static void check_divide_by_layout(FlyAlgebra *A, const FlyLayout *L, const FlyL
 }
 
 /* D == logical_divide(L, T), checked against the definition mode by mode. */
-static void check_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T,
-                         const FlyLayout *D) {
+static void check_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T, const FlyLayout *D) {
   switch (T->kind) {
   case FLY_TILER_UNDERSCORE:
     CHECK(fly_layout_equal(D, L), "dividing by _ changed the layout");
@@ -1223,8 +1220,7 @@ static void check_forms(FlyAlgebra *A, const FlyLayout *logical, const FlyTiler 
     CHECK(size_of(forms[k]) == n, "%s has size %lld, logical %lld", names[k],
           (long long)size_of(forms[k]), (long long)n);
     int64_t *tf = table(A, forms[k], n);
-    CHECK(same_multiset(A, tg, n, tf, n), "%s has another image than the logical form",
-          names[k]);
+    CHECK(same_multiset(A, tg, n, tf, n), "%s has another image than the logical form", names[k]);
   }
   CHECK(fly_layout_rank(zipped) == 2, "zipped has rank %d", fly_layout_rank(zipped));
   FlyLayout *z0 = mode(A, zipped, 0), *z1 = mode(A, zipped, 1);
@@ -1241,8 +1237,8 @@ static void check_forms(FlyAlgebra *A, const FlyLayout *logical, const FlyTiler 
               !memcmp(a.d, b.d, sizeof a.d[0] * (size_t)a.n),
           "flat has other leaves than logical for a layout tiler");
   } else if (T->kind == FLY_TILER_SEQ) {
-    CHECK(fly_layout_rank(z0) == T->n, "the tile mode has rank %d, tiler %d",
-          fly_layout_rank(z0), T->n);
+    CHECK(fly_layout_rank(z0) == T->n, "the tile mode has rank %d, tiler %d", fly_layout_rank(z0),
+          T->n);
     CHECK(fly_layout_rank(z1) == fly_layout_rank(logical),
           "the rest mode has rank %d, the layout %d", fly_layout_rank(z1),
           fly_layout_rank(logical));
@@ -1252,10 +1248,8 @@ static void check_forms(FlyAlgebra *A, const FlyLayout *logical, const FlyTiler 
         CHECK(size_of(mode(A, z0, i)) == 1, "the tile of a _ mode is not trivial");
         CHECK(fly_layout_equal(mode(A, z1, i), lm), "the rest of a _ mode is not the mode");
       } else if (T->elem[i]->kind == FLY_TILER_LAYOUT) {
-        CHECK(fly_layout_equal(mode(A, z0, i), mode(A, lm, 0)), "tile %d is not mode (%d,0)", i,
-              i);
-        CHECK(fly_layout_equal(mode(A, z1, i), mode(A, lm, 1)), "rest %d is not mode (%d,1)", i,
-              i);
+        CHECK(fly_layout_equal(mode(A, z0, i), mode(A, lm, 0)), "tile %d is not mode (%d,0)", i, i);
+        CHECK(fly_layout_equal(mode(A, z1, i), mode(A, lm, 1)), "rest %d is not mode (%d,1)", i, i);
       }
     }
     for (int i = T->n; i < fly_layout_rank(logical); i++)
@@ -1272,12 +1266,12 @@ static void check_forms(FlyAlgebra *A, const FlyLayout *logical, const FlyTiler 
 static void test_logical_divide(void **state) {
   (void)state;
   const uint64_t seed = 0xd1d;
-  for (int it = 0; it < 1500; it++) {
+  for (int it = 0; it < 1200; it++) {
     Rng r = rng_for(seed, it);
     FlyAlgebra A;
     session_begin(&A);
     ctx_begin("logical_divide", seed, it);
-    FlyLayout *L = gen_wild_cap(&A, &r, true, rng_pct(&r, 80) ? 256 : 2048);
+    FlyLayout *L = gen_wild_cap(&A, &r, true, rng_pct(&r, 90) ? 256 : 2048);
     FlyTiler *T = gen_tiler(&A, &r, L, 0, rng_pct(&r, 50));
     ctx_layout(&A, "L", L);
     ctx_tiler(&A, "T", T);
@@ -1371,7 +1365,7 @@ static void check_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T,
 static void test_logical_product(void **state) {
   (void)state;
   const uint64_t seed = 0x9d;
-  int ok = 0, total = 1000;
+  int ok = 0, total = 800;
   for (int it = 0; it < total; it++) {
     Rng r = rng_for(seed, it);
     FlyAlgebra A;
@@ -1396,13 +1390,13 @@ static void test_logical_product(void **state) {
     FlyLayout *P = fly_layout_logical_product(&A, L, T);
     ctx_layout(&A, "logical_product", P);
     if (!P) {
-      CHECK(!(gapless && T->kind == FLY_TILER_LAYOUT),
-            "the product of a compact block failed: %s", fly_algebra_message(&A));
+      CHECK(!(gapless && T->kind == FLY_TILER_LAYOUT), "the product of a compact block failed: %s",
+            fly_algebra_message(&A));
       session_end(&A);
       continue;
     }
     ok++;
-    if (size_of(P) > 8192) { /* keeps the run short; such products are rare */
+    if (size_of(P) > 4096) { /* keeps the run short; such products are rare */
       session_end(&A);
       continue;
     }
@@ -1431,7 +1425,7 @@ static bool equal_unwrapped(const FlyLayout *a, const FlyLayout *b) {
 static void test_blocked_raked_product(void **state) {
   (void)state;
   const uint64_t seed = 0xb10c;
-  for (int it = 0; it < 1000; it++) {
+  for (int it = 0; it < 800; it++) {
     Rng r = rng_for(seed, it);
     FlyAlgebra A;
     session_begin(&A);
@@ -1644,7 +1638,7 @@ static void test_recast(void **state) {
 static void test_max_common_vector(void **state) {
   (void)state;
   const uint64_t seed = 0x3c7;
-  int ok = 0, total = 2500, longer = 0;
+  int ok = 0, total = 2000, longer = 0;
   for (int it = 0; it < total; it++) {
     Rng r = rng_for(seed, it);
     FlyAlgebra A;
@@ -1693,14 +1687,15 @@ static void test_max_common_vector(void **state) {
           (long long)size_of(R), (long long)N);
     int64_t *tr = table(&A, R, N);
     for (int64_t i = 0; i < N && N > 1; i++) {
-      CHECK(eval1(&A, a, tr[i]) == i, "a(R(%lld)) = a(%lld) = %lld", (long long)i,
-            (long long)tr[i], (long long)eval1(&A, a, tr[i]));
-      CHECK(eval1(&A, b, tr[i]) == i, "b(R(%lld)) = b(%lld) = %lld", (long long)i,
-            (long long)tr[i], (long long)eval1(&A, b, tr[i]));
+      CHECK(eval1(&A, a, tr[i]) == i, "a(R(%lld)) = a(%lld) = %lld", (long long)i, (long long)tr[i],
+            (long long)eval1(&A, a, tr[i]));
+      CHECK(eval1(&A, b, tr[i]) == i, "b(R(%lld)) = b(%lld) = %lld", (long long)i, (long long)tr[i],
+            (long long)eval1(&A, b, tr[i]));
     }
     if (compact) { /* the brute-force answer: where a^-1 and b^-1 agree */
       int64_t *ta = table(&A, a, n), *tb = table(&A, b, n);
-      int64_t *ia = fly_alloc(&A, (size_t)n * sizeof *ia), *ib = fly_alloc(&A, (size_t)n * sizeof *ib);
+      int64_t *ia = fly_alloc(&A, (size_t)n * sizeof *ia),
+              *ib = fly_alloc(&A, (size_t)n * sizeof *ib);
       CHECK_OK(&A, ia && ib ? ia : NULL, "test allocation");
       for (int64_t i = 0; i < n; i++) {
         ia[ta[i]] = i;
@@ -1720,8 +1715,7 @@ static void test_max_common_vector(void **state) {
     }
     session_end(&A);
   }
-  print_message("max_common_vector: %d of %d answered, %d partial prefixes\n", ok, total,
-                longer);
+  print_message("max_common_vector: %d of %d answered, %d partial prefixes\n", ok, total, longer);
   assert_true(ok * 10 >= total * 7 && longer * 20 >= total);
 }
 
@@ -1734,8 +1728,7 @@ static FlySwizzle gen_swizzle(FlyAlgebra *A, Rng *r, int maxbits) {
     int mag = (int)rng_range(r, b, b + 3), sh = rng_pct(r, 30) ? -mag : mag;
     if (b + m + mag > maxbits)
       continue;
-    CHECK(fly_swizzle_make(A, b, m, sh, &s), "S<%d,%d,%d>: %s", b, m, sh,
-          fly_algebra_message(A));
+    CHECK(fly_swizzle_make(A, b, m, sh, &s), "S<%d,%d,%d>: %s", b, m, sh, fly_algebra_message(A));
     return s;
   }
 }
@@ -1794,7 +1787,7 @@ static void test_swizzle(void **state) {
 static void test_composed(void **state) {
   (void)state;
   const uint64_t seed = 0xc0de;
-  for (int it = 0; it < 1500; it++) {
+  for (int it = 0; it < 1200; it++) {
     Rng r = rng_for(seed, it);
     FlyAlgebra A;
     session_begin(&A);
@@ -1840,22 +1833,14 @@ static void test_composed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_text_roundtrip),
-      cmocka_unit_test(test_eval_crd2idx),
-      cmocka_unit_test(test_coalesce),
-      cmocka_unit_test(test_coalesce_filter_by),
-      cmocka_unit_test(test_composition_random),
-      cmocka_unit_test(test_composition_admissible),
-      cmocka_unit_test(test_complement),
-      cmocka_unit_test(test_right_inverse),
-      cmocka_unit_test(test_left_inverse),
-      cmocka_unit_test(test_logical_divide),
-      cmocka_unit_test(test_logical_product),
-      cmocka_unit_test(test_blocked_raked_product),
-      cmocka_unit_test(test_slice_dice),
-      cmocka_unit_test(test_recast),
-      cmocka_unit_test(test_max_common_vector),
-      cmocka_unit_test(test_swizzle),
+      cmocka_unit_test(test_text_roundtrip),     cmocka_unit_test(test_eval_crd2idx),
+      cmocka_unit_test(test_coalesce),           cmocka_unit_test(test_coalesce_filter_by),
+      cmocka_unit_test(test_composition_random), cmocka_unit_test(test_composition_admissible),
+      cmocka_unit_test(test_complement),         cmocka_unit_test(test_right_inverse),
+      cmocka_unit_test(test_left_inverse),       cmocka_unit_test(test_logical_divide),
+      cmocka_unit_test(test_logical_product),    cmocka_unit_test(test_blocked_raked_product),
+      cmocka_unit_test(test_slice_dice),         cmocka_unit_test(test_recast),
+      cmocka_unit_test(test_max_common_vector),  cmocka_unit_test(test_swizzle),
       cmocka_unit_test(test_composed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,7 +82,6 @@ static bool prints_as(Parser p, const char *text, const char *want) {
 
 #define expect_prints(p, text, want) assert_true(prints_as(p, text, want))
 
-
 /* Parsing len bytes fails with a message containing `part` at byte `pos`;
  * the error is cleared afterwards. */
 static bool fails_with(Parser p, const char *text, size_t len, const char *part, long pos) {
