@@ -118,25 +118,10 @@ FlyLayout *fly_layout_composition(FlyAlgebra *A, const FlyLayout *L, const FlyLa
   return compose_tree(A, &lhs, B->shape, B->stride, fly_tuple_leaf_count(B->shape) == 1);
 }
 
+static FlyLayout *compose_op(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
+  return fly_layout_composition(A, L, B);
+}
+
 FlyLayout *fly_layout_compose_tiler(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
-  if (!L || !T)
-    return NULL;
-  switch (T->kind) {
-  case FLY_TILER_LAYOUT:
-    return fly_layout_composition(A, L, T->layout);
-  case FLY_TILER_UNDERSCORE:
-    return fly_layout_raw(A, L->shape, L->stride);
-  case FLY_TILER_SEQ:
-    break;
-  }
-  int r = fly_layout_rank(L);
-  if (T->n > r)
-    return fly_fail(A, "composition: the tiler has %d modes but the layout only %d", T->n, r);
-  FlyLayout **m = fly_alloc(A, (size_t)(T->n ? T->n : 1) * sizeof *m);
-  if (!m)
-    return NULL;
-  for (int i = 0; i < T->n; i++)
-    if (!(m[i] = fly_layout_compose_tiler(A, fly_layout_get(A, L, i), T->elem[i])))
-      return NULL;
-  return fly_layout_seq(A, T->n, m);
+  return fly_layout_by_tiler(A, L, T, compose_op, false, "composition");
 }

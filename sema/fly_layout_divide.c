@@ -7,38 +7,16 @@
  * the definition and gives the same function wherever the tile divides L. */
 #include "fly_layout_internal.h"
 
-static FlyLayout *divide_by_layout(FlyAlgebra *A, const FlyLayout *L, FlyLayout *B) {
+static FlyLayout *divide_by_layout(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
   int64_t size;
   if (!fly_layout_size(A, L, &size))
     return NULL;
   FlyLayout *rest = fly_layout_complement(A, B, fly_tuple_int(A, size));
-  return fly_layout_composition(A, L, fly_layout_pair(A, B, rest));
+  return fly_layout_composition(A, L, fly_layout_pair(A, (FlyLayout *)B, rest));
 }
 
 FlyLayout *fly_layout_logical_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
-  if (!L || !T)
-    return NULL;
-  switch (T->kind) {
-  case FLY_TILER_LAYOUT:
-    return divide_by_layout(A, L, T->layout);
-  case FLY_TILER_UNDERSCORE:
-    return fly_layout_raw(A, L->shape, L->stride);
-  case FLY_TILER_SEQ:
-    break;
-  }
-  int r = fly_layout_rank(L);
-  if (T->n > r)
-    return fly_fail(A, "logical_divide: the tiler has %d modes but the layout only %d", T->n, r);
-  FlyLayout **m = fly_alloc(A, (size_t)r * sizeof *m);
-  if (!m)
-    return NULL;
-  for (int i = 0; i < r; i++) {
-    FlyLayout *mode = fly_layout_get(A, L, i);
-    m[i] = i < T->n ? fly_layout_logical_divide(A, mode, T->elem[i]) : mode;
-    if (!m[i])
-      return NULL;
-  }
-  return fly_layout_seq(A, r, m);
+  return fly_layout_by_tiler(A, L, T, divide_by_layout, true, "logical_divide");
 }
 
 FlyLayout *fly_layout_zipped_divide(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {

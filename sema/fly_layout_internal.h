@@ -24,6 +24,14 @@ int fly_layout_modes(const FlyLayout *L);
 /* Layout from congruent parts without re-validating (internal results). */
 FlyLayout *fly_layout_raw(FlyAlgebra *A, FlyTuple *shape, FlyTuple *stride);
 
+/* What a tiler does to one mode: divide it, multiply it, compose it. */
+typedef FlyLayout *(*FlyTileOp)(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *tile);
+/* Applies op where the tiler holds a layout, leaves modes under `_` alone and
+ * recurses through tuples mode by mode. Modes of L past the tiler's rank are
+ * kept (keep_rest) or dropped; `name` prefixes the rank error. */
+FlyLayout *fly_layout_by_tiler(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T, FlyTileOp op,
+                               bool keep_rest, const char *name);
+
 /* zip2_by: ((A,a),(B,b),c) guided by (X,X) -> ((A,B),(a,b,c)). A `_` in the
  * guide contributes the trivial tile 1:0 and the whole mode to the rest. */
 FlyLayout *fly_layout_zip2_by(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *guide);

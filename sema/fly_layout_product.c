@@ -6,7 +6,7 @@
  *     make_layout(L, composition(complement(L, size(L) * cosize(B)), B)). */
 #include "fly_layout_internal.h"
 
-static FlyLayout *product_by_layout(FlyAlgebra *A, const FlyLayout *L, FlyLayout *B) {
+static FlyLayout *product_by_layout(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
   int64_t size, cosize, reach;
   if (!fly_layout_size(A, L, &size) || !fly_layout_cosize(A, B, &cosize) ||
       !fly_mul(A, size, cosize, &reach))
@@ -17,29 +17,7 @@ static FlyLayout *product_by_layout(FlyAlgebra *A, const FlyLayout *L, FlyLayout
 }
 
 FlyLayout *fly_layout_logical_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {
-  if (!L || !T)
-    return NULL;
-  switch (T->kind) {
-  case FLY_TILER_LAYOUT:
-    return product_by_layout(A, L, T->layout);
-  case FLY_TILER_UNDERSCORE:
-    return fly_layout_raw(A, L->shape, L->stride);
-  case FLY_TILER_SEQ:
-    break;
-  }
-  int r = fly_layout_rank(L);
-  if (T->n > r)
-    return fly_fail(A, "logical_product: the tiler has %d modes but the layout only %d", T->n, r);
-  FlyLayout **m = fly_alloc(A, (size_t)r * sizeof *m);
-  if (!m)
-    return NULL;
-  for (int i = 0; i < r; i++) {
-    FlyLayout *mode = fly_layout_get(A, L, i);
-    m[i] = i < T->n ? fly_layout_logical_product(A, mode, T->elem[i]) : mode;
-    if (!m[i])
-      return NULL;
-  }
-  return fly_layout_seq(A, r, m);
+  return fly_layout_by_tiler(A, L, T, product_by_layout, true, "logical_product");
 }
 
 FlyLayout *fly_layout_zipped_product(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T) {

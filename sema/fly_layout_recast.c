@@ -13,34 +13,61 @@ static int64_t gcd64(int64_t a, int64_t b) {
 
 static int64_t abs64(int64_t x) { return x < 0 ? -x : x; }
 
+/* One leaf s:d becomes (*shape):(*stride) when elements change width by n. */
+typedef bool (*LeafCast)(FlyAlgebra *A, int64_t s, int64_t d, int64_t n, int64_t *shape,
+                         int64_t *stride);
+
 /* Wider elements: N old elements make one new one. A stride-1 mode shrinks
  * by N (rounded up, as CuTe does); other strides are divided by N. */
-static FlyTuple *upcast_leaves(FlyAlgebra *A, FlyTuple *s, FlyTuple *d, int64_t n,
-                               FlyTuple **new_stride) {
-  if (s->kind == FLY_TUPLE_SEQ) {
-    FlyTuple **es = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *es);
-    FlyTuple **ed = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *ed);
-    if (!es || !ed)
+static bool upcast_leaf(FlyAlgebra *A, int64_t s, int64_t d, int64_t n, int64_t *shape,
+                        int64_t *stride) {
+  *shape = s;
+  *stride = d;
+  if (d == 0)
+    return true;
+  int64_t mag = abs64(d);
+  if (mag % n != 0 && n % mag != 0) {
+    fly_fail(A,
+             "recast: stride %lld and the width ratio %lld do not divide each other "
+             "(the divisibility condition)",
+             (long long)d, (long long)n);
+    return false;
+  }
+  *stride = (d < 0 ? -1 : 1) * fly_ceil_div(mag, n);
+  *shape = fly_ceil_div(s, fly_ceil_div(n, mag));
+  return true;
+}
+
+/* Narrower elements: one old element becomes N new ones. The stride-1 mode
+ * grows by N; every other stride is multiplied by N. */
+static bool downcast_leaf(FlyAlgebra *A, int64_t s, int64_t d, int64_t n, int64_t *shape,
+                          int64_t *stride) {
+  *shape = s;
+  *stride = d;
+  if (d == 1 || d == -1)
+    return fly_mul(A, s, n, shape);
+  return fly_mul(A, d, n, stride);
+}
+
+/* Applies cast at every leaf, keeping the tree; the new strides go to *stride_out. */
+static FlyTuple *cast_leaves(FlyAlgebra *A, FlyTuple *s, FlyTuple *d, int64_t n, LeafCast cast,
+                             FlyTuple **stride_out) {
+  if (s->kind != FLY_TUPLE_SEQ) {
+    int64_t shape, stride;
+    if (!cast(A, s->value, d->value, n, &shape, &stride))
       return NULL;
-    for (int i = 0; i < s->n; i++)
-      if (!(es[i] = upcast_leaves(A, s->elem[i], d->elem[i], n, &ed[i])))
-        return NULL;
-    *new_stride = fly_tuple_seq(A, s->n, ed);
-    return fly_tuple_seq(A, s->n, es);
+    *stride_out = fly_tuple_int(A, stride);
+    return fly_tuple_int(A, shape);
   }
-  int64_t stride = d->value, shape = s->value;
-  if (stride == 0) {
-    *new_stride = d;
-    return s;
-  }
-  int64_t mag = abs64(stride);
-  if (mag % n != 0 && n % mag != 0)
-    return fly_fail(A,
-                    "recast: stride %lld and the width ratio %lld do not divide each other "
-                    "(the divisibility condition)",
-                    (long long)stride, (long long)n);
-  *new_stride = fly_tuple_int(A, (stride < 0 ? -1 : 1) * fly_ceil_div(mag, n));
-  return fly_tuple_int(A, fly_ceil_div(shape, fly_ceil_div(n, mag)));
+  FlyTuple **es = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *es);
+  FlyTuple **ed = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *ed);
+  if (!es || !ed)
+    return NULL;
+  for (int i = 0; i < s->n; i++)
+    if (!(es[i] = cast_leaves(A, s->elem[i], d->elem[i], n, cast, &ed[i])))
+      return NULL;
+  *stride_out = fly_tuple_seq(A, s->n, ed);
+  return fly_tuple_seq(A, s->n, es);
 }
 
 static bool has_unit_stride(const FlyTuple *d) {
@@ -52,32 +79,6 @@ static bool has_unit_stride(const FlyTuple *d) {
   return false;
 }
 
-/* Narrower elements: one old element becomes N new ones. The stride-1 mode
- * grows by N; every other stride is multiplied by N. */
-static FlyTuple *downcast_leaves(FlyAlgebra *A, FlyTuple *s, FlyTuple *d, int64_t n,
-                                 FlyTuple **new_stride) {
-  if (s->kind == FLY_TUPLE_SEQ) {
-    FlyTuple **es = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *es);
-    FlyTuple **ed = fly_alloc(A, (size_t)(s->n ? s->n : 1) * sizeof *ed);
-    if (!es || !ed)
-      return NULL;
-    for (int i = 0; i < s->n; i++)
-      if (!(es[i] = downcast_leaves(A, s->elem[i], d->elem[i], n, &ed[i])))
-        return NULL;
-    *new_stride = fly_tuple_seq(A, s->n, ed);
-    return fly_tuple_seq(A, s->n, es);
-  }
-  int64_t v;
-  if (d->value == 1 || d->value == -1) {
-    *new_stride = d;
-    return fly_mul(A, s->value, n, &v) ? fly_tuple_int(A, v) : NULL;
-  }
-  if (!fly_mul(A, d->value, n, &v))
-    return NULL;
-  *new_stride = fly_tuple_int(A, v);
-  return s;
-}
-
 FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, int new_bits) {
   if (!L)
     return NULL;
@@ -86,12 +87,12 @@ FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, in
                     new_bits);
   int64_t g = gcd64(old_bits, new_bits), up = new_bits / g, down = old_bits / g;
   FlyTuple *s = L->shape, *d = L->stride;
-  if (up > 1 && !(s = upcast_leaves(A, s, d, up, &d)))
+  if (up > 1 && !(s = cast_leaves(A, s, d, up, upcast_leaf, &d)))
     return NULL;
   if (down > 1) {
     if (!has_unit_stride(d))
       return fly_fail(A, "recast to a narrower type needs a mode of stride 1");
-    if (!(s = downcast_leaves(A, s, d, down, &d)))
+    if (!(s = cast_leaves(A, s, d, down, downcast_leaf, &d)))
       return NULL;
   }
   return fly_layout_raw(A, s, d);

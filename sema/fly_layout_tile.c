@@ -6,6 +6,34 @@
  * flat_ then unpack one or both of those into the top level. */
 #include "fly_layout_internal.h"
 
+FlyLayout *fly_layout_by_tiler(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *T, FlyTileOp op,
+                               bool keep_rest, const char *name) {
+  if (!L || !T)
+    return NULL;
+  switch (T->kind) {
+  case FLY_TILER_LAYOUT:
+    return op(A, L, T->layout);
+  case FLY_TILER_UNDERSCORE:
+    return fly_layout_raw(A, L->shape, L->stride);
+  case FLY_TILER_SEQ:
+    break;
+  }
+  int r = fly_layout_rank(L);
+  if (T->n > r)
+    return fly_fail(A, "%s: the tiler has %d modes but the layout only %d", name, T->n, r);
+  int n = keep_rest ? r : T->n;
+  FlyLayout **m = fly_alloc(A, (size_t)(n ? n : 1) * sizeof *m);
+  if (!m)
+    return NULL;
+  for (int i = 0; i < n; i++) {
+    FlyLayout *mode = fly_layout_get(A, L, i);
+    m[i] = i < T->n ? fly_layout_by_tiler(A, mode, T->elem[i], op, keep_rest, name) : mode;
+    if (!m[i])
+      return NULL;
+  }
+  return fly_layout_seq(A, n, m);
+}
+
 FlyLayout *fly_layout_zip2_by(FlyAlgebra *A, const FlyLayout *L, const FlyTiler *guide) {
   if (!L || !guide)
     return NULL;
