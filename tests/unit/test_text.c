@@ -12,23 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_layout_text.h"
-
-static FlyAlgebra A;
-
-static int setup(void **state) {
-  (void)state;
-  fly_algebra_init(&A);
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  fly_algebra_release(&A);
-  return 0;
-}
-
-#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#include "fly_test_session.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -105,7 +89,8 @@ static bool fails_with(Parser p, const char *text, size_t len, const char *part,
   return ok;
 }
 
-#define expect_error(p, text, part, pos) assert_true(fails_with(p, text, strlen(text), part, pos))
+#define expect_parse_error(p, text, part, pos)                                                     \
+  assert_true(fails_with(p, text, strlen(text), part, pos))
 #define expect_error_len(p, text, len, part, pos) assert_true(fails_with(p, text, len, part, pos))
 
 /* "(((...(8)...)))" with `depth` parentheses, in a malloc'd buffer. */
@@ -286,114 +271,116 @@ static void test_parse_value_picks_the_kind(void **state) {
 
 static void test_parse_value_errors(void **state) {
   (void)state;
-  expect_error(AS_VALUE, "S<3,3,3> x", "expected 'o' after the swizzle but found 'x'", 9);
-  expect_error(AS_VALUE, "(4:1,0)", "tile size 0 is not positive", 5);
-  expect_error(AS_VALUE, "(4,0):(1,4)", "shape 0 is not positive", 3);
-  expect_error(AS_VALUE, "", "text ended", 0);
+  expect_parse_error(AS_VALUE, "S<3,3,3> x", "expected 'o' after the swizzle but found 'x'", 9);
+  expect_parse_error(AS_VALUE, "(4:1,0)", "tile size 0 is not positive", 5);
+  expect_parse_error(AS_VALUE, "(4,0):(1,4)", "shape 0 is not positive", 3);
+  expect_parse_error(AS_VALUE, "", "text ended", 0);
 }
 
 /* ---- errors ------------------------------------------------------------- */
 
 static void test_error_unclosed_parenthesis(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "(8,16", "expected ',' or ')' to close the '(' at column 1", 5);
-  expect_error(AS_LAYOUT, "(8,16", "but the text ended", 5);
-  expect_error(AS_LAYOUT, "(8,16):(1,8", "to close the '(' at column 8 but the text ended", 11);
-  expect_error(AS_TUPLE, "(4,(2,3)", "to close the '(' at column 1", 8);
-  expect_error(AS_TUPLE, "(8 16)", "expected ',' or ')' to close the '(' at column 1 but found '1'",
-               3);
-  expect_error(AS_TUPLE, "(,)", "expected a number, '_' or '(' but found ','", 1);
-  expect_error(AS_TUPLE, "(8,)", "expected a number, '_' or '(' but found ')'", 3);
+  expect_parse_error(AS_LAYOUT, "(8,16", "expected ',' or ')' to close the '(' at column 1", 5);
+  expect_parse_error(AS_LAYOUT, "(8,16", "but the text ended", 5);
+  expect_parse_error(AS_LAYOUT, "(8,16):(1,8", "to close the '(' at column 8 but the text ended",
+                     11);
+  expect_parse_error(AS_TUPLE, "(4,(2,3)", "to close the '(' at column 1", 8);
+  expect_parse_error(AS_TUPLE, "(8 16)",
+                     "expected ',' or ')' to close the '(' at column 1 but found '1'", 3);
+  expect_parse_error(AS_TUPLE, "(,)", "expected a number, '_' or '(' but found ','", 1);
+  expect_parse_error(AS_TUPLE, "(8,)", "expected a number, '_' or '(' but found ')'", 3);
 }
 
 static void test_error_missing_stride(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "8:", "expected a number, '_' or '(' but the text ended", 2);
-  expect_error(AS_LAYOUT, "(8,16):", "expected a number, '_' or '(' but the text ended", 7);
-  expect_error(AS_LAYOUT, "8::1", "expected a number, '_' or '(' but found ':'", 2);
+  expect_parse_error(AS_LAYOUT, "8:", "expected a number, '_' or '(' but the text ended", 2);
+  expect_parse_error(AS_LAYOUT, "(8,16):", "expected a number, '_' or '(' but the text ended", 7);
+  expect_parse_error(AS_LAYOUT, "8::1", "expected a number, '_' or '(' but found ':'", 2);
   /* No ':' at all: a tuple, not a layout. */
-  expect_error(AS_LAYOUT, "8", "expected a layout shape:stride", 0);
-  expect_error(AS_LAYOUT, "  (8,16)", "expected a layout shape:stride", 2);
+  expect_parse_error(AS_LAYOUT, "8", "expected a layout shape:stride", 0);
+  expect_parse_error(AS_LAYOUT, "  (8,16)", "expected a layout shape:stride", 2);
 }
 
 static void test_error_stride_not_congruent(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "(8,16):(1,(8,2))",
-               "stride (1,(8,2)) does not have the structure of shape (8,16)", 7);
-  expect_error(AS_LAYOUT, "(8,16):1", "stride 1 does not have the structure of shape (8,16)", 7);
-  expect_error(AS_LAYOUT, "8:(1)", "does not have the structure", 2);
-  expect_error(AS_LAYOUT, "(4,(2,3)):(1,(4,8,3))", "does not have the structure", 10);
+  expect_parse_error(AS_LAYOUT, "(8,16):(1,(8,2))",
+                     "stride (1,(8,2)) does not have the structure of shape (8,16)", 7);
+  expect_parse_error(AS_LAYOUT, "(8,16):1", "stride 1 does not have the structure of shape (8,16)",
+                     7);
+  expect_parse_error(AS_LAYOUT, "8:(1)", "does not have the structure", 2);
+  expect_parse_error(AS_LAYOUT, "(4,(2,3)):(1,(4,8,3))", "does not have the structure", 10);
 }
 
 static void test_error_shape_not_positive(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "0:1", "shape 0 is not positive", 0);
-  expect_error(AS_LAYOUT, "(4,0):(1,4)", "shape 0 is not positive", 3);
-  expect_error(AS_LAYOUT, "-3:1", "shape -3 is not positive", 0);
-  expect_error(AS_LAYOUT, "(4,(2,-1)):(1,(4,8))", "shape -1 is not positive", 6);
-  expect_error(AS_TILER, "0", "tile size 0 is not positive", 0);
-  expect_error(AS_TILER, "(4,-2)", "tile size -2 is not positive", 3);
-  expect_error(AS_TILER, "(4:1,0:1)", "shape 0 is not positive", 5);
+  expect_parse_error(AS_LAYOUT, "0:1", "shape 0 is not positive", 0);
+  expect_parse_error(AS_LAYOUT, "(4,0):(1,4)", "shape 0 is not positive", 3);
+  expect_parse_error(AS_LAYOUT, "-3:1", "shape -3 is not positive", 0);
+  expect_parse_error(AS_LAYOUT, "(4,(2,-1)):(1,(4,8))", "shape -1 is not positive", 6);
+  expect_parse_error(AS_TILER, "0", "tile size 0 is not positive", 0);
+  expect_parse_error(AS_TILER, "(4,-2)", "tile size -2 is not positive", 3);
+  expect_parse_error(AS_TILER, "(4:1,0:1)", "shape 0 is not positive", 5);
 }
 
 static void test_error_underscore_in_shape_or_stride(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "(_,4):(1,4)", "'_' cannot be part of a shape", 1);
-  expect_error(AS_LAYOUT, "_:1", "'_' cannot be part of a shape", 0);
-  expect_error(AS_LAYOUT, "(4,4):(1,_)", "'_' cannot be part of a stride", 9);
-  expect_error(AS_TILER, "(4:_,_)", "'_' cannot be part of a stride", 3);
+  expect_parse_error(AS_LAYOUT, "(_,4):(1,4)", "'_' cannot be part of a shape", 1);
+  expect_parse_error(AS_LAYOUT, "_:1", "'_' cannot be part of a shape", 0);
+  expect_parse_error(AS_LAYOUT, "(4,4):(1,_)", "'_' cannot be part of a stride", 9);
+  expect_parse_error(AS_TILER, "(4:_,_)", "'_' cannot be part of a stride", 3);
 }
 
 static void test_error_layout_inside_a_tuple(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "(4:1,4):(1,4)", "a layout cannot be part of a shape", 1);
-  expect_error(AS_LAYOUT, "(4,4):(1,(2:1))", "a layout cannot be part of a stride", 10);
-  expect_error(AS_TUPLE, "(4:1)", "a layout cannot be part of a tuple", 1);
-  expect_error(AS_TUPLE, "8:1", "a layout cannot be part of a tuple", 0);
+  expect_parse_error(AS_LAYOUT, "(4:1,4):(1,4)", "a layout cannot be part of a shape", 1);
+  expect_parse_error(AS_LAYOUT, "(4,4):(1,(2:1))", "a layout cannot be part of a stride", 10);
+  expect_parse_error(AS_TUPLE, "(4:1)", "a layout cannot be part of a tuple", 1);
+  expect_parse_error(AS_TUPLE, "8:1", "a layout cannot be part of a tuple", 0);
 }
 
 static void test_error_trailing_text(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "8:1 x", "unexpected 'x' after the end of the value", 4);
-  expect_error(AS_LAYOUT, "8:1)", "unexpected ')' after the end of the value", 3);
-  expect_error(AS_LAYOUT, "8:1:2", "unexpected ':' after the end of the value", 3);
-  expect_error(AS_TUPLE, "(8) (8)", "unexpected '(' after the end of the value", 4);
-  expect_error(AS_TILER, "(4:1,8:2),", "unexpected ','", 9);
-  expect_error(AS_SWIZZLE, "S<3,3,3> x", "unexpected 'x' after the end of the value", 9);
-  expect_error(AS_SWIZZLE, "S<3,3,3> o 0 o 8:1", "unexpected 'o'", 9);
-  expect_error(AS_COMPOSED, "S<3,3,3> o 0 o 8:1 x", "unexpected 'x'", 19);
-  expect_error(AS_COMPOSED, "S<3,3,3> o 0 o (8,8):(8,1) o", "unexpected 'o'", 27);
+  expect_parse_error(AS_LAYOUT, "8:1 x", "unexpected 'x' after the end of the value", 4);
+  expect_parse_error(AS_LAYOUT, "8:1)", "unexpected ')' after the end of the value", 3);
+  expect_parse_error(AS_LAYOUT, "8:1:2", "unexpected ':' after the end of the value", 3);
+  expect_parse_error(AS_TUPLE, "(8) (8)", "unexpected '(' after the end of the value", 4);
+  expect_parse_error(AS_TILER, "(4:1,8:2),", "unexpected ','", 9);
+  expect_parse_error(AS_SWIZZLE, "S<3,3,3> x", "unexpected 'x' after the end of the value", 9);
+  expect_parse_error(AS_SWIZZLE, "S<3,3,3> o 0 o 8:1", "unexpected 'o'", 9);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3> o 0 o 8:1 x", "unexpected 'x'", 19);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3> o 0 o (8,8):(8,1) o", "unexpected 'o'", 27);
 }
 
 static void test_error_empty_input(void **state) {
   (void)state;
-  expect_error(AS_TUPLE, "", "expected a number, '_' or '(' but the text ended", 0);
-  expect_error(AS_LAYOUT, "", "but the text ended", 0);
-  expect_error(AS_TILER, "", "but the text ended", 0);
-  expect_error(AS_LAYOUT, "   ", "but the text ended", 3);
-  expect_error(AS_SWIZZLE, "", "expected a swizzle S<B,M,S> but the text ended", 0);
-  expect_error(AS_COMPOSED, "", "expected a swizzle S<B,M,S>", 0);
+  expect_parse_error(AS_TUPLE, "", "expected a number, '_' or '(' but the text ended", 0);
+  expect_parse_error(AS_LAYOUT, "", "but the text ended", 0);
+  expect_parse_error(AS_TILER, "", "but the text ended", 0);
+  expect_parse_error(AS_LAYOUT, "   ", "but the text ended", 3);
+  expect_parse_error(AS_SWIZZLE, "", "expected a swizzle S<B,M,S> but the text ended", 0);
+  expect_parse_error(AS_COMPOSED, "", "expected a swizzle S<B,M,S>", 0);
 }
 
 static void test_error_integer_overflow(void **state) {
   (void)state;
-  expect_error(AS_TUPLE, "9223372036854775808", "number too large for 64 bits", 0);
-  expect_error(AS_TUPLE, "-9223372036854775809", "number too large for 64 bits", 0);
-  expect_error(AS_TUPLE, "(1,99999999999999999999)", "number too large for 64 bits", 3);
-  expect_error(AS_LAYOUT, "(8,9223372036854775808):(1,2)", "number too large for 64 bits", 3);
-  expect_error(AS_LAYOUT, "8:18446744073709551616", "number too large for 64 bits", 2);
+  expect_parse_error(AS_TUPLE, "9223372036854775808", "number too large for 64 bits", 0);
+  expect_parse_error(AS_TUPLE, "-9223372036854775809", "number too large for 64 bits", 0);
+  expect_parse_error(AS_TUPLE, "(1,99999999999999999999)", "number too large for 64 bits", 3);
+  expect_parse_error(AS_LAYOUT, "(8,9223372036854775808):(1,2)", "number too large for 64 bits", 3);
+  expect_parse_error(AS_LAYOUT, "8:18446744073709551616", "number too large for 64 bits", 2);
   /* Every number fits but the size does not: reported at the shape. */
-  expect_error(AS_LAYOUT, "(4611686018427387904,4):(1,1)", "integer overflow", 0);
-  expect_error(AS_LAYOUT, " (1099511627776,1099511627776):(1,1099511627776)",
-               "integer overflow: 1099511627776 * 1099511627776", 1);
+  expect_parse_error(AS_LAYOUT, "(4611686018427387904,4):(1,1)", "integer overflow", 0);
+  expect_parse_error(AS_LAYOUT, " (1099511627776,1099511627776):(1,1099511627776)",
+                     "integer overflow: 1099511627776 * 1099511627776", 1);
 }
 
 static void test_error_minus_sign_without_digits(void **state) {
   (void)state;
-  expect_error(AS_TUPLE, "-", "expected a digit after '-' but the text ended", 1);
-  expect_error(AS_TUPLE, "--3", "expected a digit after '-' but found '-'", 1);
-  expect_error(AS_LAYOUT, "8:-", "expected a digit after '-' but the text ended", 3);
-  expect_error(AS_LAYOUT, "8:-x", "expected a digit after '-' but found 'x'", 3);
+  expect_parse_error(AS_TUPLE, "-", "expected a digit after '-' but the text ended", 1);
+  expect_parse_error(AS_TUPLE, "--3", "expected a digit after '-' but found '-'", 1);
+  expect_parse_error(AS_LAYOUT, "8:-", "expected a digit after '-' but the text ended", 3);
+  expect_parse_error(AS_LAYOUT, "8:-x", "expected a digit after '-' but found 'x'", 3);
 }
 
 /* A number is one token: "- 3" is an error at the blank after the sign. The
@@ -421,14 +408,14 @@ static void test_error_nesting_too_deep(void **state) {
 
   char *deep = nested(FLY_MAX_DEPTH + 1);
   /* The (FLY_MAX_DEPTH+1)-th '(' is at byte FLY_MAX_DEPTH. */
-  expect_error(AS_TUPLE, deep, "tuples nested too deeply (limit is 32)", FLY_MAX_DEPTH);
+  expect_parse_error(AS_TUPLE, deep, "tuples nested too deeply (limit is 32)", FLY_MAX_DEPTH);
   free(deep);
 
   /* The limit holds inside a stride, counted from that stride's start. */
   char layout[256];
   char *d = nested(FLY_MAX_DEPTH + 1);
   snprintf(layout, sizeof layout, "8:%s", d);
-  expect_error(AS_LAYOUT, layout, "nested too deeply", 2 + FLY_MAX_DEPTH);
+  expect_parse_error(AS_LAYOUT, layout, "nested too deeply", 2 + FLY_MAX_DEPTH);
   free(d);
 }
 
@@ -442,53 +429,57 @@ static void test_error_too_many_modes(void **state) {
 
   char *many = ones(FLY_MAX_MODES + 1);
   /* Element k starts at byte 1 + 2k; element 1024 is the first too many. */
-  expect_error(AS_TUPLE, many, "too many modes in a tuple (limit is 1024)", 1 + 2 * FLY_MAX_MODES);
+  expect_parse_error(AS_TUPLE, many, "too many modes in a tuple (limit is 1024)",
+                     1 + 2 * FLY_MAX_MODES);
   free(many);
 }
 
 static void test_error_bad_swizzle(void **state) {
   (void)state;
-  expect_error(AS_SWIZZLE, "S<2,3,1>", "|S| must be at least B", 0);
-  expect_error(AS_SWIZZLE, "S<3,0,-2>", "|S| must be at least B", 0);
-  expect_error(AS_SWIZZLE, "S<-1,3,3>", "B and M must not be negative", 0);
-  expect_error(AS_SWIZZLE, "S<3,-3,3>", "B and M must not be negative", 0);
-  expect_error(AS_SWIZZLE, "S<40,10,40>", "touches bits past 61", 0);
-  expect_error(AS_SWIZZLE, "S<3,3,100>", "swizzle parameter 100 is out of range", 0);
-  expect_error(AS_SWIZZLE, "S<3,3,3", "expected '>' but the text ended", 7);
-  expect_error(AS_SWIZZLE, "S<3;3,3>", "expected ',' but found ';'", 3);
-  expect_error(AS_SWIZZLE, "S<3,3,x>", "expected a digit but found 'x'", 6);
-  expect_error(AS_SWIZZLE, "S", "expected a swizzle S<B,M,S> but the text ended", 1);
-  expect_error(AS_SWIZZLE, "8:1", "expected a swizzle S<B,M,S> but found '8'", 0);
-  expect_error(AS_VALUE, "S<2,3,1> o 0 o 8:1", "|S| must be at least B", 0);
+  expect_parse_error(AS_SWIZZLE, "S<2,3,1>", "|S| must be at least B", 0);
+  expect_parse_error(AS_SWIZZLE, "S<3,0,-2>", "|S| must be at least B", 0);
+  expect_parse_error(AS_SWIZZLE, "S<-1,3,3>", "B and M must not be negative", 0);
+  expect_parse_error(AS_SWIZZLE, "S<3,-3,3>", "B and M must not be negative", 0);
+  expect_parse_error(AS_SWIZZLE, "S<40,10,40>", "touches bits past 61", 0);
+  expect_parse_error(AS_SWIZZLE, "S<3,3,100>", "swizzle parameter 100 is out of range", 0);
+  expect_parse_error(AS_SWIZZLE, "S<3,3,3", "expected '>' but the text ended", 7);
+  expect_parse_error(AS_SWIZZLE, "S<3;3,3>", "expected ',' but found ';'", 3);
+  expect_parse_error(AS_SWIZZLE, "S<3,3,x>", "expected a digit but found 'x'", 6);
+  expect_parse_error(AS_SWIZZLE, "S", "expected a swizzle S<B,M,S> but the text ended", 1);
+  expect_parse_error(AS_SWIZZLE, "8:1", "expected a swizzle S<B,M,S> but found '8'", 0);
+  expect_parse_error(AS_VALUE, "S<2,3,1> o 0 o 8:1", "|S| must be at least B", 0);
 }
 
 /* A swizzle error points at its 'S', wherever the blanks before it end (as
  * every other error does); today it points at the start of the text. */
 static void test_error_swizzle_position_skips_leading_blanks(void **state) {
   (void)state;
-  expect_error(AS_SWIZZLE, "  S<40,10,40>", "touches bits past 61", 2);
-  expect_error(AS_SWIZZLE, " S<2,3,1>", "|S| must be at least B", 1);
-  expect_error(AS_COMPOSED, "   S<3,-3,3> o 0 o 8:1", "B and M must not be negative", 3);
+  expect_parse_error(AS_SWIZZLE, "  S<40,10,40>", "touches bits past 61", 2);
+  expect_parse_error(AS_SWIZZLE, " S<2,3,1>", "|S| must be at least B", 1);
+  expect_parse_error(AS_COMPOSED, "   S<3,-3,3> o 0 o 8:1", "B and M must not be negative", 3);
 }
 
 static void test_error_composed_missing_o(void **state) {
   (void)state;
-  expect_error(AS_COMPOSED, "S<3,3,3> 0 o 8:1", "expected 'o' after the swizzle but found '0'", 9);
-  expect_error(AS_COMPOSED, "S<3,3,3> o 0 8:1", "expected 'o' after the offset but found '8'", 13);
-  expect_error(AS_COMPOSED, "S<3,3,3>", "expected 'o' after the swizzle but the text ended", 8);
-  expect_error(AS_COMPOSED, "S<3,3,3> o 0 o", "expected a number, '_' or '(' but the text ended",
-               14);
-  expect_error(AS_COMPOSED, "S<3,3,3> o 0 o (8,8)", "expected a layout shape:stride", 15);
-  expect_error(AS_COMPOSED, "S<3,3,3> o x o 8:1", "expected a digit but found 'x'", 11);
-  expect_error(AS_VALUE, "S<3,3,3> o 0 8:1", "expected 'o' after the offset", 13);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3> 0 o 8:1",
+                     "expected 'o' after the swizzle but found '0'", 9);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3> o 0 8:1", "expected 'o' after the offset but found '8'",
+                     13);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3>", "expected 'o' after the swizzle but the text ended",
+                     8);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3> o 0 o",
+                     "expected a number, '_' or '(' but the text ended", 14);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3> o 0 o (8,8)", "expected a layout shape:stride", 15);
+  expect_parse_error(AS_COMPOSED, "S<3,3,3> o x o 8:1", "expected a digit but found 'x'", 11);
+  expect_parse_error(AS_VALUE, "S<3,3,3> o 0 8:1", "expected 'o' after the offset", 13);
 }
 
 static void test_error_non_printable_byte(void **state) {
   (void)state;
-  expect_error(AS_LAYOUT, "8:1\x07", "unexpected byte 0x07 after the end of the value", 3);
-  expect_error(AS_TUPLE, "\x01", "expected a number, '_' or '(' but found byte 0x01", 0);
-  expect_error(AS_TUPLE, "(8,\x7f)", "found byte 0x7f", 3);
-  expect_error(AS_LAYOUT, "8:1\xc3\xa9", "unexpected byte 0xc3", 3);
+  expect_parse_error(AS_LAYOUT, "8:1\x07", "unexpected byte 0x07 after the end of the value", 3);
+  expect_parse_error(AS_TUPLE, "\x01", "expected a number, '_' or '(' but found byte 0x01", 0);
+  expect_parse_error(AS_TUPLE, "(8,\x7f)", "found byte 0x7f", 3);
+  expect_parse_error(AS_LAYOUT, "8:1\xc3\xa9", "unexpected byte 0xc3", 3);
   /* A NUL inside the text is a byte like any other. */
   expect_error_len(AS_LAYOUT, "8:1\0", 4, "unexpected byte 0x00", 3);
   expect_error_len(AS_TUPLE, "(8,\0)", 5, "found byte 0x00", 3);
