@@ -27,6 +27,51 @@ static bool flat_coalesced(FlyAlgebra *A, const FlyLayout *L, FlyFlat *f,
   return c && fly_flat_of(A, c, f);
 }
 
+/* Whether f's modes, taken in stride order (idx), are what complement and
+ * left_inverse need: no negative stride; each mode starts at or after the
+ * extent of the modes below it (else they overlap or interleave); and its
+ * stride is a multiple of that extent (complement: the gap below it must be
+ * a layout) or of the stride below it (left_inverse's divisibility
+ * condition). Stride-0 modes are skipped. */
+static bool sorted_modes_admissible(FlyAlgebra *A, const char *op, const FlyFlat *f, const int *idx,
+                                    bool by_extent) {
+  int64_t prev = 1, extent = 1;
+  for (int k = 0; k < f->n; k++) {
+    int64_t s = f->shape[idx[k]], d = f->stride[idx[k]];
+    if (d == 0)
+      continue;
+    if (d < 0) {
+      fly_fail(A, "%s: negative stride %lld", op, (long long)d);
+      return false;
+    }
+    if (d < extent) {
+      fly_fail(A,
+               "%s: mode %lld:%lld starts inside the modes of smaller stride, which reach "
+               "%lld: the layout is not injective or its modes interleave",
+               op, (long long)s, (long long)d, (long long)extent);
+      return false;
+    }
+    if (by_extent && d % extent != 0) {
+      fly_fail(A,
+               "%s: stride %lld is not a multiple of %lld, so the gaps of the layout have no "
+               "layout shape",
+               op, (long long)d, (long long)extent);
+      return false;
+    }
+    if (!by_extent && d % prev != 0) {
+      fly_fail(A,
+               "%s: stride %lld is not a multiple of the smaller stride %lld (the left inverse "
+               "divisibility condition)",
+               op, (long long)d, (long long)prev);
+      return false;
+    }
+    prev = d;
+    if (!fly_mul(A, s, d, &extent))
+      return false;
+  }
+  return true;
+}
+
 /* ---- complement -------------------------------------------------------- */
 
 FlyLayout *fly_layout_complement(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *cotarget) {
@@ -41,22 +86,10 @@ FlyLayout *fly_layout_complement(FlyAlgebra *A, const FlyLayout *L, const FlyTup
   int64_t cur = 1; /* everything below cur is covered by L and the result so far */
   if (!(f.n == 1 && f.stride[0] == 0)) { /* filter leaves 1:0 when nothing is left */
     int *idx = sort_by_stride(A, &f);
-    if (!idx)
+    if (!idx || !sorted_modes_admissible(A, "complement", &f, idx, true))
       return NULL;
-    for (int k = 0; k < f.n; k++) {
+    for (int k = 0; k < f.n; k++) { /* each gap below a mode becomes a mode */
       int64_t s = f.shape[idx[k]], d = f.stride[idx[k]];
-      if (d < 0)
-        return fly_fail(A, "complement: negative stride %lld", (long long)d);
-      if (d < cur)
-        return fly_fail(A,
-                        "complement: mode %lld:%lld starts inside the modes of smaller stride, "
-                        "which reach %lld: the layout is not injective or its modes interleave",
-                        (long long)s, (long long)d, (long long)cur);
-      if (d % cur != 0)
-        return fly_fail(A,
-                        "complement: stride %lld is not a multiple of %lld, so the gaps of the "
-                        "layout have no layout shape",
-                        (long long)d, (long long)cur);
       if (!fly_flat_push(A, &out, d / cur, cur) || !fly_mul(A, s, d, &cur))
         return NULL;
     }
@@ -109,34 +142,22 @@ FlyLayout *fly_layout_left_inverse(FlyAlgebra *A, const FlyLayout *L) {
     return NULL;
   int64_t *start = starts_of(A, &f);
   int *idx = sort_by_stride(A, &f);
-  if (!start || !idx)
+  if (!start || !idx || !sorted_modes_admissible(A, "left_inverse", &f, idx, false))
     return NULL;
   /* An index j of the image is read as digits of radix d_k / d_{k-1} along
    * the sorted strides; digit k is the coordinate of mode k, which goes back
    * to where that mode starts in L's domain. The digit below the smallest
    * stride is always 0 in the image (stride 0 in the result). */
-  int64_t prev = 1, extent = 1;
+  int64_t prev = 1;
   int last = -1;
   for (int k = 0; k < f.n; k++) {
     int i = idx[k];
-    int64_t s = f.shape[i], d = f.stride[i];
+    int64_t d = f.stride[i];
     if (d == 0) /* a broadcast mode: any of its coordinates will do */
       continue;
-    if (d < 0)
-      return fly_fail(A, "left_inverse: negative stride %lld", (long long)d);
-    if (d < extent)
-      return fly_fail(A,
-                      "left_inverse: mode %lld:%lld starts inside the modes of smaller stride, "
-                      "which reach %lld: the layout is not injective or its modes interleave",
-                      (long long)s, (long long)d, (long long)extent);
-    if (d % prev != 0)
-      return fly_fail(A,
-                      "left_inverse: stride %lld is not a multiple of the smaller stride %lld "
-                      "(the left inverse divisibility condition)",
-                      (long long)d, (long long)prev);
     bool ok =
         last < 0 ? fly_flat_push(A, &out, d, 0) : fly_flat_push(A, &out, d / prev, start[last]);
-    if (!ok || !fly_mul(A, s, d, &extent))
+    if (!ok)
       return NULL;
     prev = d;
     last = i;
