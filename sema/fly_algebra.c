@@ -7,27 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocks are at least this big; larger requests get a block of their own. */
-enum { BLOCK_MIN = 16 * 1024 };
-
-struct FlyArenaBlock {
-  FlyArenaBlock *next;
-  size_t size, used;
-  max_align_t data[];
-};
-
 void fly_algebra_init(FlyAlgebra *A) {
   memset(A, 0, sizeof *A);
+  fly_arena_init(&A->arena, FLY_ARENA_LIMIT);
   A->error_pos = -1;
 }
 
 void fly_algebra_release(FlyAlgebra *A) {
-  FlyArenaBlock *b = A->blocks;
-  while (b) {
-    FlyArenaBlock *next = b->next;
-    free(b);
-    b = next;
-  }
+  fly_arena_release(&A->arena);
   fly_algebra_init(A);
 }
 
@@ -65,40 +52,12 @@ void *fly_fail_at(FlyAlgebra *A, long pos, const char *fmt, ...) {
   return NULL;
 }
 
-static FlyArenaBlock *new_block(FlyAlgebra *A, size_t need) {
-  size_t size = need > BLOCK_MIN ? need : BLOCK_MIN;
-  if (A->bytes + size > FLY_ARENA_LIMIT)
-    return fly_fail(A, "too much memory (limit is %zu MiB)", FLY_ARENA_LIMIT >> 20);
-  FlyArenaBlock *b = malloc(sizeof *b + size);
-  if (!b)
-    return fly_fail(A, "out of memory");
-  b->size = size;
-  b->used = 0;
-  b->next = A->blocks;
-  A->blocks = b;
-  A->bytes += size;
-  return b;
-}
-
 void *fly_alloc(FlyAlgebra *A, size_t size) {
-  if (A->fail_at > 0 && A->allocations + 1 >= A->fail_at)
-    return fly_fail(A, "out of memory");
-  if (size > FLY_ARENA_LIMIT)
+  void *p = fly_arena_alloc(&A->arena, size);
+  if (!p && A->arena.failure == FLY_ARENA_OVER_LIMIT)
     return fly_fail(A, "too much memory (limit is %zu MiB)", FLY_ARENA_LIMIT >> 20);
-  size_t align = sizeof(max_align_t);
-  size = (size + align - 1) / align * align;
-  if (size == 0)
-    size = align;
-  FlyArenaBlock *b = A->blocks;
-  if (!b || b->size - b->used < size) {
-    b = new_block(A, size);
-    if (!b)
-      return NULL;
-  }
-  void *p = (char *)b->data + b->used;
-  b->used += size;
-  A->allocations++;
-  memset(p, 0, size);
+  if (!p)
+    return fly_fail(A, "out of memory");
   return p;
 }
 

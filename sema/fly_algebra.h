@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fly_arena.h"
+
 /* Limits that keep hostile input (fuzzers, typos) from exhausting the stack
  * or memory. Each is reported as "too many X (limit is N)". */
 enum {
@@ -21,13 +23,8 @@ enum {
 };
 #define FLY_ARENA_LIMIT ((size_t)256 << 20) /* bytes one session may allocate */
 
-typedef struct FlyArenaBlock FlyArenaBlock;
-
 typedef struct FlyAlgebra {
-  FlyArenaBlock *blocks; /* newest first */
-  size_t bytes;          /* allocated so far, for FLY_ARENA_LIMIT */
-  long allocations;      /* count of successful allocations */
-  long fail_at;          /* test hook: the fail_at-th allocation fails (0: never) */
+  FlyArena arena; /* limit FLY_ARENA_LIMIT; arena.fail_at is the OOM test hook */
   bool failed;
   long error_pos; /* byte offset in the text being parsed, -1 if none */
   char message[FLY_MESSAGE_SIZE];

@@ -1,7 +1,7 @@
 /* test_oom.c — allocation failures and NULL inputs.
  *
  * For each operation, the N-th arena allocation of a fresh session is made
- * to fail (FlyAlgebra.fail_at) for N = 1, 2, ... until the operation
+ * to fail (FlyAlgebra.arena.fail_at) for N = 1, 2, ... until the operation
  * succeeds: every failing run must return NULL (or false) with the message
  * "out of memory" and not crash; every session is released, so the
  * sanitized build's LeakSanitizer checks nothing escapes the arena. Then:
@@ -102,13 +102,13 @@ static const char *op_ordered_and_idx2crd(FlyAlgebra *A) {
 /* Printing alone: the value is built first, only the printer's allocations
  * are made to fail. */
 static const char *op_print_only(FlyAlgebra *A) {
-  long fail_at = A->fail_at;
-  A->fail_at = 0; /* the parses must not fail here... */
+  long fail_at = A->arena.fail_at;
+  A->arena.fail_at = 0; /* the parses must not fail here... */
   FlyLayout *L = fly_parse_layout(A, S("((3,(2,4)),(3,(2,2))):((177,(13,2)),(59,(26,1)))"));
   FlyTiler *T = fly_parse_tiler(A, S("((2,2):(1,4),(_,(4:1,8:2)))"));
   if (!L || !T)
     return NULL;
-  A->fail_at = fail_at > 0 ? A->allocations + fail_at : 0; /* ...the printing may */
+  A->arena.fail_at = fail_at > 0 ? A->arena.allocations + fail_at : 0; /* ...the printing may */
   char *l = fly_layout_str(A, L), *t = fly_tiler_str(A, T);
   char *c = fly_composed_str(A, fly_composed_make(A, (FlySwizzle){3, 3, 3}, 0, L));
   if (!l || !t || !c)
@@ -123,7 +123,7 @@ static int fail_each_allocation(Operation op, const char *name) {
   for (int n = 1; n < LIMIT; n++) {
     FlyAlgebra A;
     fly_algebra_init(&A);
-    A.fail_at = n;
+    A.arena.fail_at = n;
     const char *got = op(&A);
     bool failed = fly_algebra_failed(&A);
     char message[FLY_MESSAGE_SIZE], result[512];
