@@ -1,7 +1,7 @@
 /* flyc: the Fly compiler driver.
  *
- * This version only answers --help and --version; the commands (compile, run,
- * check, eval, layout) arrive with later versions. Exit codes follow the usual
+ * The first argument names a command; each command parses the rest of the
+ * arguments itself (flyc_commands.h). Exit codes follow the usual
  * convention for command-line tools: 0 on success, 2 for a usage error, so that
  * scripts can tell "you called me wrong" from a compile error (1).
  */
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fly_version.h"
+#include "flyc_commands.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2 };
 
@@ -16,7 +17,11 @@ static void print_usage(FILE *out) {
   fputs("usage: flyc <command> [options] [args]\n"
         "       flyc --help | --version\n"
         "\n"
-        "Commands: (none yet in this version)\n"
+        "Commands:\n"
+        "  parse FILE   report syntax errors; --dump-ast prints the syntax tree\n"
+        "  check FILE   report every error in FILE and the files it imports\n"
+        "\n"
+        "Run 'flyc COMMAND --help' for a command's options.\n"
         "\n"
         "Options:\n"
         "  --help      print this help and exit\n"
@@ -37,8 +42,18 @@ static int usage_error(const char *what, const char *arg) {
 /* A lone "-" conventionally names standard input, so it is not an option. */
 static int is_option(const char *arg) { return arg[0] == '-' && arg[1] != '\0'; }
 
-/* Only the first argument decides what flyc does; the commands to come will
-   parse the rest themselves. */
+typedef struct Command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+} Command;
+
+static const Command commands[] = {
+    {"parse", flyc_parse_command},
+    {"check", flyc_check_command},
+};
+
+/* Only the first argument decides what flyc does; the command parses the
+   rest. */
 int main(int argc, char **argv) {
   if (argc < 2) {
     print_usage(stderr);
@@ -55,5 +70,8 @@ int main(int argc, char **argv) {
   }
   if (is_option(first))
     return usage_error("option", first);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp(first, commands[i].name) == 0)
+      return commands[i].run(argc - 2, argv + 2);
   return usage_error("command", first);
 }

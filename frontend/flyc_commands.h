@@ -1,0 +1,9 @@
+/* flyc_commands.h — the flyc commands; each takes the arguments after its
+ * name and returns the exit status (0 success, 1 errors reported, 2 usage). */
+#ifndef FLYC_COMMANDS_H
+#define FLYC_COMMANDS_H
+
+int flyc_parse_command(int argc, char **argv);
+int flyc_check_command(int argc, char **argv);
+
+#endif

@@ -1,0 +1,45 @@
+/* fly_syntax.h — the state one parse of one file shares between the re2c
+ * lexer (lexer.re) and the Bison parser (parser.y). Nothing outside grammar/
+ * includes this; the rest of the compiler calls fly_parse (fly_parse.h). */
+#ifndef FLY_SYNTAX_H
+#define FLY_SYNTAX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fly_ast.h"
+#include "fly_diag.h"
+#include "fly_parse.h"
+
+/* Deepest nesting of brackets the lexer accepts: beyond it the parser's stack
+ * would grow without bound, so the lexer stops the parse with a message. */
+enum { FLY_MAX_BRACKETS = 256 };
+
+typedef struct FlyBracket {
+  uint32_t at; /* offset of the opening bracket */
+  char open;   /* ( [ { or < (the angle brackets of a type such as vec<4, f32>) */
+} FlyBracket;
+
+typedef struct FlySyntax {
+  FlyDiag *diag;
+  FlyAstBuilder build;
+  int file;
+  /* lexer */
+  const unsigned char *text, *cur, *lim, *tok, *marker;
+  uint32_t prev_end; /* end of the token before the current one */
+  uint32_t last_end; /* end of the current (last returned) token */
+  int last_token;    /* its kind, to see `vec <` as the start of type arguments */
+  FlyBracket brackets[FLY_MAX_BRACKETS];
+  int nbrackets;
+  char *scratch; /* decoded string literal being built (malloc'd) */
+  size_t scratch_len, scratch_cap;
+  bool fatal; /* stop: a limit was hit or the error limit reached */
+  int syntax_errors;
+  FlyNode *module;
+} FlySyntax;
+
+/* Reports, once, a limit the tree builder hit (depth, memory) and stops the
+ * parse; defined by lexer.re, which checks before every token. */
+void fly_syntax_report_limit(FlySyntax *S);
+
+#endif
