@@ -5,7 +5,7 @@
 #   make test           install missing packages, build, run every test suite,
 #                       then the sanitized suite (below)
 #   make test-sanitize  build build-sanitize/ (clang, ASan+UBSan, fuzzers) and test it
-#   make demo           build and run the layout-algebra demo
+#   make demo           build, check the example kernels, run the layout-algebra demo
 #   make format         reformat all C sources with clang-format
 #   make deps           install missing Debian packages (.ci/install-deps)
 #   make clean          remove both build trees
@@ -56,8 +56,16 @@ test-sanitize: $(BUILD_SAN)/build.ninja
 	$(CMAKE) --build $(BUILD_SAN) $(NINJA)
 	$(CTEST) --test-dir $(BUILD_SAN) --output-on-failure -j2
 
+# The examples are checked (syntax, imports) until the compiler can build and
+# run them; the first one's syntax tree shows what the front end made of it.
 demo: deps
 	$(MAKE) all
+	@for f in examples/*.fly; do \
+	  echo "\$$ flyc check $$f"; $(BUILD)/bin/flyc check $$f && echo "ok" || exit 1; \
+	done
+	@echo "\$$ flyc parse --dump-ast examples/01-vector-add.fly | head -n 30"
+	@$(BUILD)/bin/flyc parse --dump-ast examples/01-vector-add.fly | head -n 30
+	@echo
 	$(BUILD)/bin/fly-layout --demo
 
 format:

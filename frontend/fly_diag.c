@@ -41,6 +41,21 @@ static const char *severity_color(FlySeverity s) {
 
 static bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
+/* Length of the well-formed UTF-8 sequence at p (at most n bytes), or 0. */
+static int utf8_length(const unsigned char *p, uint32_t n) {
+  int len = p[0] < 0x80                    ? 1
+            : p[0] >= 0xC2 && p[0] <= 0xDF ? 2
+            : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
+            : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
+                                           : 0;
+  if (len == 0 || (uint32_t)len > n)
+    return 0;
+  for (int i = 1; i < len; i++)
+    if (!is_continuation(p[i]))
+      return 0;
+  return len;
+}
+
 /* Prints line[from, to) and under it a caret at col0 (0-based byte column)
  * followed by '~' up to col1. Tabs are echoed in the caret line so the caret
  * stays aligned; UTF-8 continuation bytes take no column. */
@@ -58,10 +73,16 @@ static void print_excerpt(FlyDiag *d, const char *line, uint32_t len, uint32_t c
   const char *dots = "...";
   if (from > 0)
     fputs(dots, d->out);
-  for (uint32_t i = from; i < to; i++) {
-    unsigned char c = (unsigned char)line[i];
-    /* Control characters would garble the terminal: show them as spaces. */
-    fputc(c == '\t' || c >= 0x20 ? c : ' ', d->out);
+  for (uint32_t i = from; i < to;) {
+    const unsigned char *p = (const unsigned char *)line + i;
+    int n = utf8_length(p, to - i);
+    /* Control characters and broken UTF-8 would garble the terminal: a
+       control character shows as a space, a bad byte as '?'. */
+    if (n > 1)
+      fwrite(p, 1, (size_t)n, d->out);
+    else
+      fputc(n == 0 ? '?' : *p == '\t' || (*p >= 0x20 && *p != 0x7f) ? *p : ' ', d->out);
+    i += n ? (uint32_t)n : 1;
   }
   if (to < len)
     fputs(dots, d->out);
@@ -69,15 +90,26 @@ static void print_excerpt(FlyDiag *d, const char *line, uint32_t len, uint32_t c
 
   if (from > 0)
     fputs("   ", d->out);
-  for (uint32_t i = from; i < col0 && i < to; i++)
-    if (!is_continuation((unsigned char)line[i]))
-      fputc(line[i] == '\t' ? '\t' : ' ', d->out);
+  /* One column per character as printed above: a whole UTF-8 sequence or a
+     single bad byte. */
+  for (uint32_t i = from; i < col0 && i < to;) {
+    int n = utf8_length((const unsigned char *)line + i, to - i);
+    fputc(line[i] == '\t' ? '\t' : ' ', d->out);
+    i += n ? (uint32_t)n : 1;
+  }
   if (d->color)
     fputs(GREEN, d->out);
   fputc('^', d->out);
-  for (uint32_t i = col0 + 1; i < col1 && i < to; i++)
-    if (!is_continuation((unsigned char)line[i]))
-      fputc('~', d->out);
+  uint32_t i = col0;
+  if (i < to) {
+    int n = utf8_length((const unsigned char *)line + i, to - i);
+    i += n ? (uint32_t)n : 1;
+  }
+  while (i < col1 && i < to) {
+    int n = utf8_length((const unsigned char *)line + i, to - i);
+    fputc('~', d->out);
+    i += n ? (uint32_t)n : 1;
+  }
   if (d->color)
     fputs(RESET, d->out);
   fputc('\n', d->out);

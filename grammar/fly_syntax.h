@@ -34,6 +34,10 @@ typedef struct FlySyntax {
   char *scratch; /* decoded string literal being built (malloc'd) */
   size_t scratch_len, scratch_cap;
   bool fatal; /* stop: a limit was hit or the error limit reached */
+  /* Tokens during which syntax errors are not reported: an unterminated
+     string swallows the rest of its line, so the parser's complaint about
+     what follows would only echo the lexer's. */
+  int quiet_tokens;
   int syntax_errors;
   FlyNode *module;
 } FlySyntax;

@@ -215,10 +215,12 @@ static int string_literal(FlySyntax *S, YYSTYPE *value) {
                          continue; }
       "\\" { error_at(S, start, S->cur, "unknown escape sequence"); continue; }
       [\n\r] { S->cur = start;
+                 S->quiet_tokens = 2;
                  error_at(S, opened, opened + 1, "unterminated string (a string ends on "
                                                  "the line it starts)");
                  break; }
-      $ { error_at(S, opened, opened + 1, "unterminated string (a string ends on the line "
+      $ { S->quiet_tokens = 2;
+          error_at(S, opened, opened + 1, "unterminated string (a string ends on the line "
                                           "it starts)");
           break; }
       "\x00" { error_at(S, start, S->cur, "NUL byte in a string (write \\0)"); continue; }
@@ -435,6 +437,8 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
 
 int yylex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S) {
   fly_syntax_report_limit(S);
+  if (S->quiet_tokens > 0)
+    S->quiet_tokens--;
   int token = S->fatal ? TOK_END : next_token(S, value);
   if (S->fatal)
     token = TOK_END;

@@ -98,7 +98,7 @@ static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg);
        for_stmt carry if_expr else_part value expr postfix primary type targ texpr arg
        pattern module_part
 %nterm <FlyList> items module_path params param_list launch_items stmts carries
-       carry_list targs targ_list args arg_list tuple_items patterns
+       carry_list targs targ_list args arg_list tuple_items type_items patterns
 
 %%
 
@@ -397,6 +397,16 @@ type:
 | TYPE_CTOR "<" targs ">"        { $$ = fly_ast_op(B, FLY_TYPE_APPLY, @$, (FlyOp)$1, $3.head,
                                                    NULL); }
 | IDENT                          { $$ = fly_ast_text(B, FLY_NAME, @$, $1.s, $1.len); }
+| "(" ")"                        { $$ = fly_ast_list(B, FLY_TUPLE, @$, fly_list_empty()); }
+| "(" type "," ")"               { $$ = fly_ast_list(B, FLY_TUPLE, @$, fly_list_one($2)); }
+| "(" type_items ")"             { $$ = fly_ast_list(B, FLY_TUPLE, @$, $2); }
+| "(" type_items "," ")"         { $$ = fly_ast_list(B, FLY_TUPLE, @$, $2); }
+;
+
+/* A tuple type has at least one comma: (i32, i32), or (i32,) for one. */
+type_items:
+  type ","  type                 { $$ = fly_list_append(fly_list_one($1), $3); }
+| type_items "," type            { $$ = fly_list_append($1, $3); }
 ;
 
 targs:
@@ -543,10 +553,36 @@ static char closer_of(char open) {
   return open == '(' ? ')' : open == '[' ? ']' : open == '{' ? '}' : '>';
 }
 
+/* Tokens that, found where a closing bracket could go, suggest the bracket
+   was left open: the end, another closer, or the start of a statement or
+   declaration. */
+static bool suggests_unclosed(yysymbol_kind_t kind) {
+  switch (kind) {
+  case YYSYMBOL_YYEOF:
+  case YYSYMBOL_RPAREN:
+  case YYSYMBOL_RBRACK:
+  case YYSYMBOL_RBRACE:
+  case YYSYMBOL_LET:
+  case YYSYMBOL_CONST:
+  case YYSYMBOL_FOR:
+  case YYSYMBOL_IF:
+  case YYSYMBOL_YIELD:
+  case YYSYMBOL_RETURN:
+  case YYSYMBOL_KERNEL:
+  case YYSYMBOL_FN:
+  case YYSYMBOL_LAUNCH:
+  case YYSYMBOL_IMPORT:
+  case YYSYMBOL_STATIC_ASSERT:
+    return true;
+  default:
+    return false;
+  }
+}
+
 static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
-  if (S->fatal)
-    return 0;
   S->syntax_errors++;
+  if (S->fatal || S->quiet_tokens > 0)
+    return 0;
   yysymbol_kind_t found = yypcontext_token(ctx);
   FlyLoc loc = *yypcontext_location(ctx);
   yysymbol_kind_t expected[YYNTOKENS];
@@ -592,8 +628,15 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
     fly_error(S->diag, span, "expected %s, found %s", list, what);
   }
 
-  /* Point at the bracket the expected closer would close. */
-  if (S->nbrackets > 0) {
+  /* Assignment is the commonest thing people try that Fly does not have. */
+  if (found == YYSYMBOL_ASSIGN && semi)
+    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
+             "Fly has no assignment: bind a new name with 'let', carry loop state with "
+             "'carry' and 'yield', write memory with '.store(...)'");
+
+  /* Point at the bracket the expected closer would close, when what was
+     found suggests that bracket was never closed. */
+  if (S->nbrackets > 0 && suggests_unclosed(found)) {
     const FlyBracket *open = &S->brackets[S->nbrackets - 1];
     char close[2] = {closer_of(open->open), '\0'};
     for (int i = 0; i < count; i++)
