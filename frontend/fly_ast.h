@@ -72,7 +72,6 @@ typedef enum FlyNodeKind {
 enum {
   FLY_IS_CONST = 1,    /* const parameter; `if const` */
   FLY_IMPORT_PATH = 2, /* import "path.fly" rather than a module name */
-  FLY_HAS_SEMI = 4,    /* a statement-form if/for followed by ';' (no effect) */
 };
 
 typedef enum FlyOp {
@@ -101,8 +100,9 @@ typedef enum FlyOp {
   FLY_OP_COUNT
 } FlyOp;
 
-/* Type names: the scalar types, the compile-time types and the parametric
- * type constructors. Each is a keyword. */
+/* Type names: the scalar types and the parametric type constructors, which
+ * are keywords, and the compile-time types (int ... type), which are builtin
+ * names the semantic pass resolves and which the lexer never produces. */
 typedef enum FlyTypeCode {
   FLY_TYPE_NONE,
   FLY_TYPE_I1,

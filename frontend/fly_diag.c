@@ -247,10 +247,25 @@ static void emit(FlyDiag *d, FlySeverity severity, FlySpan span, const char *msg
     print_text(d, severity, span, msg);
 }
 
+/* Says the limit was reached; the error that reached it has had its notes. */
+static void stop(FlyDiag *d) {
+  d->limit_reached = false;
+  d->stopped = true;
+  char limit[160];
+  snprintf(limit, sizeof limit,
+           "too many errors (limit is %d), stopping now; --error-limit=N changes the limit",
+           d->error_limit);
+  emit(d, FLY_NOTE, fly_no_span(), limit);
+}
+
 void fly_diag_vreport(FlyDiag *d, FlySeverity severity, FlySpan span, const char *fmt, va_list ap) {
-  if (severity == FLY_NOTE && (d->dropping_notes || d->stopped))
-    return;
   if (d->stopped)
+    return;
+  if (severity != FLY_NOTE && d->limit_reached) {
+    stop(d);
+    return;
+  }
+  if (severity == FLY_NOTE && d->dropping_notes)
     return;
   if (severity == FLY_WARNING && d->warnings_as_errors)
     severity = FLY_ERROR;
@@ -263,14 +278,9 @@ void fly_diag_vreport(FlyDiag *d, FlySeverity severity, FlySpan span, const char
   if (severity != FLY_ERROR)
     return;
   d->errors++;
-  if (d->error_limit > 0 && d->errors >= d->error_limit) {
-    d->stopped = true;
-    char limit[160];
-    snprintf(limit, sizeof limit,
-             "too many errors (limit is %d), stopping now; --error-limit=N changes the limit",
-             d->error_limit);
-    emit(d, FLY_NOTE, fly_no_span(), limit);
-  }
+  /* The notes of this error still come; the limit is announced after them. */
+  if (d->error_limit > 0 && d->errors >= d->error_limit)
+    d->limit_reached = true;
 }
 
 void fly_diag_report(FlyDiag *d, FlySeverity severity, FlySpan span, const char *fmt, ...) {
@@ -281,6 +291,8 @@ void fly_diag_report(FlyDiag *d, FlySeverity severity, FlySpan span, const char 
 }
 
 void fly_diag_finish(FlyDiag *d) {
+  if (d->limit_reached)
+    stop(d);
   flush_pending(d);
   if (d->format == FLY_DIAG_TEXT && (d->errors || d->warnings)) {
     if (d->errors && d->warnings)

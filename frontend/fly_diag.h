@@ -42,7 +42,8 @@ typedef struct FlyDiag {
   bool warnings_as_errors;
   int error_limit; /* 0: no limit */
   int errors, warnings;
-  bool stopped;        /* the error limit was reached */
+  bool limit_reached;  /* the last error reached the limit; its notes may follow */
+  bool stopped;        /* the limit was reached and announced: nothing more */
   bool dropping_notes; /* the diagnostic the next notes belong to was dropped */
   /* JSON: the open object of the last error or warning, closed when the next
      one arrives (its notes go inside it) or at fly_diag_finish. */
@@ -63,8 +64,9 @@ void fly_diag_vreport(FlyDiag *d, FlySeverity severity, FlySpan span, const char
 #define fly_warning(d, span, ...) fly_diag_report((d), FLY_WARNING, (span), __VA_ARGS__)
 #define fly_note(d, span, ...) fly_diag_report((d), FLY_NOTE, (span), __VA_ARGS__)
 
-/* True once the error limit was reached: stages should stop. */
-static inline bool fly_diag_stopped(const FlyDiag *d) { return d->stopped; }
+/* True once the error limit was reached: stages should stop (after adding
+ * the notes of the error that reached it). */
+static inline bool fly_diag_stopped(const FlyDiag *d) { return d->stopped || d->limit_reached; }
 
 /* Flushes what is pending and, in text form, prints "N errors generated."
  * when there were any. Frees the engine's buffers. */

@@ -211,6 +211,11 @@ static int string_literal(FlySyntax *S, YYSTYPE *value) {
           else
             scratch_utf8(S, c);
           continue; }
+      "\\x" { error_at(S, start, S->cur, "\\x must be followed by two hex digits, such as \\x41");
+              continue; }
+      "\\u" { error_at(S, start, S->cur, "\\u must be followed by 1 to 6 hex digits in braces, "
+                                        "such as \\u{e9}");
+              continue; }
       "\\" [\x20-\x7e] { error_at(S, start, S->cur, "unknown escape sequence '\\%c'", start[1]);
                          continue; }
       "\\" { error_at(S, start, S->cur, "unknown escape sequence"); continue; }
@@ -298,7 +303,10 @@ static int bad_number(FlySyntax *S, YYSTYPE *value) {
     const unsigned char *q = p;
     while (q < end && (('0' <= *q && *q <= '9') || *q == '.' || *q == '_'))
       q++;
-    if (q < end && (*q == 'e' || *q == 'E') &&
+    const unsigned char *dot = memchr(p, '.', (size_t)(end - p));
+    if (dot && (dot + 1 == end || dot[1] < '0' || dot[1] > '9'))
+      error_at(S, p, end, "a number needs a digit after its '.' (such as 1.0e5)");
+    else if (q < end && (*q == 'e' || *q == 'E') &&
         (q + 1 == end || ((q[1] == '+' || q[1] == '-') && q + 2 == end)))
       error_at(S, p, end, "exponent has no digits");
     else if (q < end)
@@ -377,7 +385,8 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
       hexnum { return int_literal(S, value, 16); }
       binnum { return int_literal(S, value, 2); }
       float { return float_literal(S, value); }
-      digit word | float word | digit word "." word | dec [eE] [+-] { return bad_number(S, value); }
+      digit word | float word | digit word? "." [a-zA-Z_] word? | dec [eE] [+-] {
+            return bad_number(S, value); }
 
       ["] { return string_literal(S, value); }
 
@@ -428,8 +437,14 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
       [\x01-\x1f\x7f] { error_at(S, S->tok, S->cur, "stray control character 0x%02X",
                                  *S->tok);
                         continue; }
-      "'" { error_at(S, S->tok, S->cur, "stray ''' (strings use double quotes)"); continue; }
-      [\x21-\x7e] { error_at(S, S->tok, S->cur, "stray '%c'", *S->tok); continue; }
+      "'" [^'\n\x00]* "'" | "'" {
+            S->quiet_tokens = 2;
+            error_at(S, S->tok, S->cur, "single quotes are not used in Fly: strings use double "
+                                        "quotes");
+            continue; }
+      [\x21-\x7e] { S->quiet_tokens = 2;
+                    error_at(S, S->tok, S->cur, "stray '%c'", *S->tok);
+                    continue; }
       * { error_at(S, S->tok, S->cur, "invalid UTF-8 byte 0x%02X", *S->tok); continue; }
     */
   }
@@ -448,6 +463,8 @@ int yylex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S) {
   loc->end = offset(S, S->cur);
   S->prev_end = S->last_end;
   S->last_end = loc->end;
+  S->launch_pending = S->launch_name; /* the token before this one named a launch */
+  S->launch_name = S->last_token == TOK_LAUNCH && token == TOK_IDENT;
   S->last_token = token;
   return token;
 }

@@ -259,12 +259,15 @@ let_stmt:
 pattern:
   IDENT                          { $$ = fly_ast_text(B, FLY_PAT_NAME, @$, $1.s, $1.len); }
 | "_"                            { $$ = fly_ast_leaf(B, FLY_PAT_WILDCARD, @$); }
+| "(" pattern ")"                { $$ = $2; }
+| "(" pattern "," ")"            { $$ = fly_ast_list(B, FLY_PAT_TUPLE, @$, fly_list_one($2)); }
 | "(" patterns ")"               { $$ = fly_ast_list(B, FLY_PAT_TUPLE, @$, $2); }
 | "(" patterns "," ")"           { $$ = fly_ast_list(B, FLY_PAT_TUPLE, @$, $2); }
 ;
 
+/* Two or more patterns: (a) only groups, as in expressions; (a,) is a tuple. */
 patterns:
-  pattern                        { $$ = fly_list_one($1); }
+  pattern "," pattern            { $$ = fly_list_append(fly_list_one($1), $3); }
 | patterns "," pattern           { $$ = fly_list_append($1, $3); }
 ;
 
@@ -553,6 +556,11 @@ static char closer_of(char open) {
   return open == '(' ? ')' : open == '[' ? ']' : open == '{' ? '}' : '>';
 }
 
+static bool is_comparison(yysymbol_kind_t kind) {
+  return kind == YYSYMBOL_LT || kind == YYSYMBOL_LE || kind == YYSYMBOL_GT ||
+         kind == YYSYMBOL_GE || kind == YYSYMBOL_EQ || kind == YYSYMBOL_NE;
+}
+
 /* Tokens that, found where a closing bracket could go, suggest the bracket
    was left open: the end, another closer, or the start of a statement or
    declaration. */
@@ -627,6 +635,22 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
       add_item(list, sizeof list, i, n, items[i], quoted[i]);
     fly_error(S->diag, span, "expected %s, found %s", list, what);
   }
+
+  /* Comparisons and ':' do not chain, and a comparison cannot be a type
+     argument without parentheses; the expected list alone would not say so. */
+  if (is_comparison(found) && count > 1)
+    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
+             "comparisons do not chain and are not allowed in type arguments: add "
+             "parentheses, such as (a < b) && (b < c)");
+  if (found == YYSYMBOL_COLON && count > 1)
+    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
+             "':' makes one layout of a shape and a stride and does not chain: add "
+             "parentheses");
+  if (found == YYSYMBOL_LPAREN && count == 1 && expected[0] == YYSYMBOL_LBRACE &&
+      S->launch_pending)
+    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
+             "a launch block has no parameter list: the kernel's parameters are in scope "
+             "inside it");
 
   /* Assignment is the commonest thing people try that Fly does not have. */
   if (found == YYSYMBOL_ASSIGN && semi)
