@@ -2,6 +2,8 @@
 #include "fly_ast_print.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 
 /* The role of each child, by kind; NULL prints the child unlabelled. */
 static const char *const roles[FLY_NODE_KIND_COUNT][4] = {
@@ -43,9 +45,21 @@ static void print_payload(FILE *out, const FlyNode *n) {
   case FLY_INT:
     fprintf(out, " %" PRIu64, n->ival);
     break;
-  case FLY_FLOAT:
-    fprintf(out, " %.17g", n->fval);
+  case FLY_FLOAT: {
+    /* The fewest digits that read back as the same double (0.1, not
+       0.10000000000000001), written without an exponent up to 1e17. */
+    char buf[40];
+    int digits = 1;
+    for (; digits < 17; digits++) {
+      snprintf(buf, sizeof buf, "%.*e", digits - 1, n->fval);
+      if (strtod(buf, NULL) == n->fval)
+        break;
+    }
+    int exp10 = n->fval != 0 && isfinite(n->fval) ? (int)floor(log10(fabs(n->fval))) : 0;
+    int precision = exp10 >= digits && exp10 < 17 ? exp10 + 1 : digits;
+    fprintf(out, " %.*g", precision, n->fval);
     break;
+  }
   case FLY_BOOL:
     fputs(n->ival ? " true" : " false", out);
     break;

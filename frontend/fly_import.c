@@ -67,7 +67,10 @@ static bool import_path(FlyUnit *u, int importer, const FlyNode *import, char *p
               "'import std.math;'");
     return false;
   }
-  size_t n = (size_t)snprintf(path, size, "%s", u->stdlib_dir);
+  size_t dir = strlen(u->stdlib_dir);
+  while (dir > 1 && u->stdlib_dir[dir - 1] == '/')
+    dir--;
+  size_t n = (size_t)snprintf(path, size, "%.*s", (int)dir, u->stdlib_dir);
   for (const FlyNode *part = root->next; part && n < size; part = part->next)
     n += (size_t)snprintf(path + n, size - n, "/%s", part->str);
   if (n < size)
@@ -186,6 +189,7 @@ static void walk(FlyUnit *u, ImportStack *stack, int file, const FlyNode *via) {
   }
   stack->depth--;
   u->state[file] = DONE;
+  u->rank[file] = u->ranked++;
 }
 
 bool fly_unit_load(FlyUnit *u, const char *path) {

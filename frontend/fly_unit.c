@@ -25,8 +25,10 @@ void fly_unit_release(FlyUnit *u) {
   fly_sources_release(&u->sources);
   free(u->trees);
   free(u->state);
+  free(u->rank);
   u->trees = NULL;
   u->state = NULL;
+  u->rank = NULL;
 }
 
 const char *fly_default_stdlib_dir(void) {
@@ -49,6 +51,12 @@ bool fly_unit_reserve(FlyUnit *u) {
   if (!state)
     return false;
   u->state = state;
+  int *rank = realloc(u->rank, (size_t)cap * sizeof *rank);
+  if (!rank)
+    return false;
+  u->rank = rank;
+  for (int i = u->cap; i < cap; i++)
+    rank[i] = i;
   memset(u->trees + u->cap, 0, (size_t)(cap - u->cap) * sizeof *trees);
   memset(u->state + u->cap, 0, (size_t)(cap - u->cap));
   u->cap = cap;

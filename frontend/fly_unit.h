@@ -33,6 +33,8 @@ typedef struct FlyUnit {
   const char *stdlib_dir; /* where `import std.x;` looks */
   FlyNode **trees;        /* syntax tree per file index (NULL if unparsed) */
   unsigned char *state;   /* per file: 0 new, 1 importing, 2 done */
+  int *rank;              /* per file: when its walk finished (imports first) */
+  int ranked;             /* walks finished so far */
   int cap;
   int root; /* file index of the root, -1 before loading */
 } FlyUnit;

@@ -13,10 +13,21 @@ static int usage_error(const char *command, const char *fmt, const char *arg) {
   return FLYC_USAGE;
 }
 
-/* "--name=value": the value when arg starts with "--name=", else NULL. */
-static const char *value_of(const char *arg, const char *name) {
+/* The value of option `name` written "--name=value" or "--name value" (then
+   the value is the next argument, and *i moves past it). NULL when argv[*i]
+   is not this option; "" when the value is missing. */
+static const char *value_of(int argc, char **argv, int *i, const char *name) {
+  const char *arg = argv[*i];
   size_t n = strlen(name);
-  return strncmp(arg, name, n) == 0 && arg[n] == '=' ? arg + n + 1 : NULL;
+  if (strncmp(arg, name, n) != 0)
+    return NULL;
+  if (arg[n] == '=')
+    return arg + n + 1;
+  if (arg[n] != '\0')
+    return NULL;
+  if (*i + 1 >= argc)
+    return "";
+  return argv[++*i];
 }
 
 int flyc_parse_options(const char *command, const char *usage, unsigned accepted, int argc,
@@ -34,14 +45,14 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
       return FLYC_OK;
     } else if ((accepted & FLYC_OPT_DUMP_AST) && strcmp(arg, "--dump-ast") == 0) {
       o->dump_ast = true;
-    } else if ((v = value_of(arg, "--diagnostics"))) {
+    } else if ((v = value_of(argc, argv, &i, "--diagnostics"))) {
       if (strcmp(v, "text") == 0)
         o->format = FLY_DIAG_TEXT;
       else if (strcmp(v, "json") == 0)
         o->format = FLY_DIAG_JSON;
       else
         return usage_error(command, "--diagnostics takes 'text' or 'json', not '%s'", v);
-    } else if ((v = value_of(arg, "--color"))) {
+    } else if ((v = value_of(argc, argv, &i, "--color"))) {
       if (strcmp(v, "auto") == 0)
         o->color = -1;
       else if (strcmp(v, "always") == 0)
@@ -50,7 +61,7 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
         o->color = 0;
       else
         return usage_error(command, "--color takes 'auto', 'always' or 'never', not '%s'", v);
-    } else if ((v = value_of(arg, "--error-limit"))) {
+    } else if ((v = value_of(argc, argv, &i, "--error-limit"))) {
       char *end;
       errno = 0;
       long n = strtol(v, &end, 10);
@@ -62,7 +73,7 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
       o->error_limit = (int)n;
     } else if (strcmp(arg, "-Werror") == 0) {
       o->werror = true;
-    } else if ((accepted & FLYC_OPT_STDLIB) && (v = value_of(arg, "--stdlib"))) {
+    } else if ((accepted & FLYC_OPT_STDLIB) && (v = value_of(argc, argv, &i, "--stdlib"))) {
       o->stdlib_dir = v;
     } else if (arg[0] == '-' && arg[1] != '\0') {
       return usage_error(command, "unknown option '%s'", arg);

@@ -26,11 +26,12 @@ typedef struct FlySyntax {
   int file;
   /* lexer */
   const unsigned char *text, *cur, *lim, *tok, *marker;
-  uint32_t prev_end;   /* end of the token before the current one */
-  uint32_t last_end;   /* end of the current (last returned) token */
-  int last_token;      /* its kind, to see `vec <` as the start of type arguments */
-  bool launch_name;    /* the current token is the NAME of `launch NAME` */
-  bool launch_pending; /* the token before the current one was: for a hint */
+  uint32_t prev_end;        /* end of the token before the current one */
+  uint32_t last_end;        /* end of the current (last returned) token */
+  int last_token;           /* its kind, to see `vec <` as the start of type arguments */
+  bool launch_name;         /* the current token is the NAME of `launch NAME` */
+  bool launch_pending;      /* the token before the current one was: for a hint */
+  uint32_t closed_angle_at; /* offset of the last '>' that closed type arguments */
   FlyBracket brackets[FLY_MAX_BRACKETS];
   int nbrackets;
   char *scratch; /* decoded string literal being built (malloc'd) */

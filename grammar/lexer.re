@@ -426,6 +426,7 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
             /* Inside type arguments every '>' closes them, one at a time. */
             if (in_type_arguments(S)) {
               S->cur = S->tok + 1;
+              S->closed_angle_at = offset(S, S->tok);
               return close_bracket(S, '<', TOK_GT);
             }
             return S->cur - S->tok == 1 ? TOK_GT : S->tok[1] == '>' ? TOK_SHR : TOK_GE; }
@@ -450,11 +451,40 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
   }
 }
 
-int yylex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S) {
+static bool is_opener(int token) {
+  return token == TOK_LPAREN || token == TOK_LBRACK || token == TOK_LBRACE;
+}
+
+static bool is_closer(int token) {
+  return token == TOK_RPAREN || token == TOK_RBRACK || token == TOK_RBRACE;
+}
+
+/* While the parser discards tokens after a syntax error, a bracketed group
+   is skipped whole (its lexical errors are still reported): a '}' inside
+   it must not end the enclosing block. A brace group at the top level ends
+   with its '}', which is where a broken declaration ends. */
+static int skip_group(FlySyntax *S, YYSTYPE *value, int opener) {
+  bool top_level_brace = opener == TOK_LBRACE && S->nbrackets == 1;
+  int depth = 1, token;
+  do {
+    token = next_token(S, value);
+    depth += is_opener(token) - is_closer(token);
+  } while (depth > 0 && token != TOK_END && !S->fatal);
+  if (token == TOK_END || S->fatal || top_level_brace)
+    return token;
+  return -1; /* the group is gone: lex on */
+}
+
+int fly_lex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S, bool recovering) {
   fly_syntax_report_limit(S);
   if (S->quiet_tokens > 0)
     S->quiet_tokens--;
-  int token = S->fatal ? TOK_END : next_token(S, value);
+  int token = -1;
+  while (token < 0) {
+    token = S->fatal ? TOK_END : next_token(S, value);
+    if (recovering && is_opener(token))
+      token = skip_group(S, value, token);
+  }
   if (S->fatal)
     token = TOK_END;
   if (token == TOK_END)

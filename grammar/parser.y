@@ -28,7 +28,8 @@ typedef struct FlyText {
 }
 
 %code provides {
-int yylex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S);
+/* recovering: the parser is discarding tokens after a syntax error. */
+int fly_lex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S, bool recovering);
 }
 
 %code {
@@ -54,6 +55,12 @@ int yylex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S);
 #define YYMAXDEPTH 4000
 
 static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg);
+
+/* The lexer is told when the parser is discarding tokens to recover from an
+   error (yyerrstatus, a local of yyparse, is 3 then), so it can skip bracketed
+   groups whole: recovery then resumes after `if c { a } else { b };` rather
+   than at the first inner '}'. */
+#define yylex(value, loc, S) fly_lex((value), (loc), (S), yyerrstatus == 3)
 
 #define NODE(kind, loc, a, b, c, d) fly_ast_node(B, (kind), (loc), (a), (b), (c), (d))
 #define NAMED(node, text, loc) fly_ast_named(B, (node), (loc), (text).s, (text).len)
@@ -348,7 +355,6 @@ postfix:
 | postfix "(" args ")"           { $$ = NODE(FLY_CALL, @$, $1, $3.head, NULL, NULL); }
 | postfix "[" args "]"           { $$ = NODE(FLY_INDEX, @$, $1, $3.head, NULL, NULL); }
 | postfix "." IDENT              { $$ = NAMED(NODE(FLY_MEMBER, @$, $1, NULL, NULL, NULL), $3, @3); }
-| postfix "(" error ")"          { $$ = NULL; }
 ;
 
 primary:
@@ -567,6 +573,8 @@ static bool is_comparison(yysymbol_kind_t kind) {
 static bool suggests_unclosed(yysymbol_kind_t kind) {
   switch (kind) {
   case YYSYMBOL_YYEOF:
+  case YYSYMBOL_LPAREN:
+  case YYSYMBOL_LBRACE:
   case YYSYMBOL_RPAREN:
   case YYSYMBOL_RBRACK:
   case YYSYMBOL_RBRACE:
@@ -584,6 +592,24 @@ static bool suggests_unclosed(yysymbol_kind_t kind) {
     return true;
   default:
     return false;
+  }
+}
+
+/* The innermost open bracket whose closer the parser expects. The lexer's
+   stack can hold brackets the parser already gave up on during recovery, so
+   the search goes outwards; a bracket the found token opened is skipped. */
+static void note_unclosed(FlySyntax *S, const yysymbol_kind_t *expected, int count, FlyLoc loc) {
+  for (int b = S->nbrackets - 1; b >= 0; b--) {
+    const FlyBracket *open = &S->brackets[b];
+    if (open->at == loc.begin)
+      continue;
+    char close[2] = {closer_of(open->open), '\0'};
+    for (int i = 0; i < count; i++)
+      if (strcmp(yysymbol_name(expected[i]), close) == 0) {
+        fly_note(S->diag, fly_span(S->file, open->at, open->at + 1), "to match this '%c'",
+                 open->open);
+        return;
+      }
   }
 }
 
@@ -625,8 +651,17 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
   char what[160], list[512] = "";
   describe_found(S, found, loc, what, sizeof what);
   FlySpan span = fly_span(S->file, loc.begin, loc.end);
+  /* The end of the file is reported just after the last token, not on the
+     empty line after it. */
+  if (found == YYSYMBOL_YYEOF)
+    span = fly_span(S->file, S->prev_end, S->prev_end);
   /* A missing ';' at the end of a line is reported where it is missing. */
-  if (semi && memchr(S->text + S->prev_end, '\n', loc.begin - S->prev_end))
+  /* 'let' is expected only where a statement may start, and there a ';'
+     (an empty statement) is not what is missing. */
+  bool statement_start = false;
+  for (int i = 0; i < count; i++)
+    statement_start |= expected[i] == YYSYMBOL_LET;
+  if (semi && !statement_start && memchr(S->text + S->prev_end, '\n', loc.begin - S->prev_end))
     span = fly_span(S->file, S->prev_end, S->prev_end);
   if (n == 0 || n > MAX_LISTED) {
     fly_error(S->diag, span, "unexpected %s", what);
@@ -638,10 +673,20 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
 
   /* Comparisons and ':' do not chain, and a comparison cannot be a type
      argument without parentheses; the expected list alone would not say so. */
-  if (is_comparison(found) && count > 1)
+  bool closed_types = found == YYSYMBOL_GT && loc.begin == S->closed_angle_at;
+  if (is_comparison(found) && count > 1 && !closed_types)
     fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
              "comparisons do not chain and are not allowed in type arguments: add "
              "parentheses, such as (a < b) && (b < c)");
+  if ((found == YYSYMBOL_SHL || found == YYSYMBOL_SHR) && count > 1 && S->nbrackets > 0 &&
+      S->brackets[S->nbrackets - 1].open == '<')
+    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
+             "shifts are not allowed in type arguments: add parentheses, such as "
+             "vec<(N << 1), f32>");
+  if (found == YYSYMBOL_IF)
+    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
+             "an if-expression that is an operand or follows another value goes in "
+             "parentheses: (if c { a } else { b })");
   if (found == YYSYMBOL_COLON && count > 1)
     fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
              "':' makes one layout of a shape and a stride and does not chain: add "
@@ -660,16 +705,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
 
   /* Point at the bracket the expected closer would close, when what was
      found suggests that bracket was never closed. */
-  if (S->nbrackets > 0 && suggests_unclosed(found)) {
-    const FlyBracket *open = &S->brackets[S->nbrackets - 1];
-    char close[2] = {closer_of(open->open), '\0'};
-    for (int i = 0; i < count; i++)
-      if (strcmp(yysymbol_name(expected[i]), close) == 0) {
-        fly_note(S->diag, fly_span(S->file, open->at, open->at + 1), "to match this '%c'",
-                 open->open);
-        break;
-      }
-  }
+  if (suggests_unclosed(found))
+    note_unclosed(S, expected, count, loc);
   if (fly_diag_stopped(S->diag))
     S->fatal = true;
   return 0;
@@ -698,6 +735,7 @@ FlyNode *fly_parse(FlyArena *arena, FlyDiag *diag, int file) {
   S.text = S.cur = S.tok = (const unsigned char *)src->text;
   S.lim = S.text + src->len;
   S.last_token = -1;
+  S.closed_angle_at = UINT32_MAX;
   yyparse(&S);
   fly_syntax_report_limit(&S);
   free(S.scratch);
