@@ -53,6 +53,10 @@ static int utf8_length(const unsigned char *p, uint32_t n) {
   for (int i = 1; i < len; i++)
     if (!is_continuation(p[i]))
       return 0;
+  /* No overlong forms, surrogates or values past U+10FFFF, as in the lexer. */
+  if ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] > 0x9F) ||
+      (p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] > 0x8F))
+    return 0;
   return len;
 }
 
@@ -262,7 +266,7 @@ void fly_diag_vreport(FlyDiag *d, FlySeverity severity, FlySpan span, const char
   if (d->stopped)
     return;
   if (severity != FLY_NOTE && d->limit_reached) {
-    stop(d);
+    stop(d); /* announced only when something is actually dropped */
     return;
   }
   if (severity == FLY_NOTE && d->dropping_notes)
@@ -291,8 +295,6 @@ void fly_diag_report(FlyDiag *d, FlySeverity severity, FlySpan span, const char 
 }
 
 void fly_diag_finish(FlyDiag *d) {
-  if (d->limit_reached)
-    stop(d);
   flush_pending(d);
   if (d->format == FLY_DIAG_TEXT && (d->errors || d->warnings)) {
     if (d->errors && d->warnings)

@@ -64,9 +64,9 @@ void fly_diag_vreport(FlyDiag *d, FlySeverity severity, FlySpan span, const char
 #define fly_warning(d, span, ...) fly_diag_report((d), FLY_WARNING, (span), __VA_ARGS__)
 #define fly_note(d, span, ...) fly_diag_report((d), FLY_NOTE, (span), __VA_ARGS__)
 
-/* True once the error limit was reached: stages should stop (after adding
- * the notes of the error that reached it). */
-static inline bool fly_diag_stopped(const FlyDiag *d) { return d->stopped || d->limit_reached; }
+/* True once an error past the limit was dropped (and the limit announced):
+ * stages should stop. */
+static inline bool fly_diag_stopped(const FlyDiag *d) { return d->stopped; }
 
 /* Flushes what is pending and, in text form, prints "N errors generated."
  * when there were any. Frees the engine's buffers. */

@@ -218,7 +218,10 @@ static int string_literal(FlySyntax *S, YYSTYPE *value) {
               continue; }
       "\\" [\x20-\x7e] { error_at(S, start, S->cur, "unknown escape sequence '\\%c'", start[1]);
                          continue; }
-      "\\" { error_at(S, start, S->cur, "unknown escape sequence"); continue; }
+      "\\" { /* before the end of the line: the unterminated string is the error */
+             if (S->cur < S->lim && *S->cur != '\n' && *S->cur != '\r')
+               error_at(S, start, S->cur, "unknown escape sequence");
+             continue; }
       [\n\r] { S->cur = start;
                  S->quiet_tokens = 2;
                  error_at(S, opened, opened + 1, "unterminated string (a string ends on "
@@ -271,10 +274,19 @@ static int int_literal(FlySyntax *S, YYSTYPE *value, int base) {
 }
 
 static int float_literal(FlySyntax *S, YYSTYPE *value) {
-  char buf[512];
-  strip_separators(S->tok, S->cur, buf, sizeof buf);
+  size_t size = (size_t)(S->cur - S->tok) + 1;
+  char small[128], *buf = size <= sizeof small ? small : malloc(size);
+  if (!buf) {
+    S->build.failed = true;
+    S->build.failure = "out of memory";
+    value->TOK_FLOAT = 0;
+    return TOK_FLOAT;
+  }
+  strip_separators(S->tok, S->cur, buf, size);
   errno = 0;
   double v = strtod(buf, NULL);
+  if (buf != small)
+    free(buf);
   if (errno == ERANGE && isinf(v)) {
     error_at(S, S->tok, S->cur, "float literal is out of range (the largest is about 1.8e308)");
     v = 0;
@@ -385,7 +397,8 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
       hexnum { return int_literal(S, value, 16); }
       binnum { return int_literal(S, value, 2); }
       float { return float_literal(S, value); }
-      digit word | float word | digit word? "." [a-zA-Z_] word? | dec [eE] [+-] {
+      digit word | float word | digit word? "." [a-zA-Z_] word? | dec "."
+    | dec [eE] [+-] | dec "." dec [eE] [+-]? {
             return bad_number(S, value); }
 
       ["] { return string_literal(S, value); }
@@ -431,11 +444,15 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
             }
             return S->cur - S->tok == 1 ? TOK_GT : S->tok[1] == '>' ? TOK_SHR : TOK_GE; }
 
-      utf8 { error_at(S, S->tok, S->cur, "character U+%04X is only allowed in strings and "
+      utf8 { S->quiet_tokens = 2;
+             error_at(S, S->tok, S->cur, "character U+%04X is only allowed in strings and "
                                          "comments", decode_utf8(S->tok, S->cur));
              continue; }
-      "\x00" { error_at(S, S->tok, S->cur, "NUL byte in the source"); continue; }
-      [\x01-\x1f\x7f] { error_at(S, S->tok, S->cur, "stray control character 0x%02X",
+      "\x00" { S->quiet_tokens = 2;
+               error_at(S, S->tok, S->cur, "NUL byte in the source");
+               continue; }
+      [\x01-\x1f\x7f] { S->quiet_tokens = 2;
+                        error_at(S, S->tok, S->cur, "stray control character 0x%02X",
                                  *S->tok);
                         continue; }
       "'" [^'\n\x00]* "'" | "'" {
@@ -446,7 +463,9 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
       [\x21-\x7e] { S->quiet_tokens = 2;
                     error_at(S, S->tok, S->cur, "stray '%c'", *S->tok);
                     continue; }
-      * { error_at(S, S->tok, S->cur, "invalid UTF-8 byte 0x%02X", *S->tok); continue; }
+      * { S->quiet_tokens = 2;
+          error_at(S, S->tok, S->cur, "invalid UTF-8 byte 0x%02X", *S->tok);
+          continue; }
     */
   }
 }
