@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Blocks are at least this big; larger requests get a block of their own. */
-enum { BLOCK_MIN = 16 * 1024 };
+/* Block sizes grow with the arena, from BLOCK_MIN to BLOCK_MAX, so a small
+   session stays small and a big one (a large file's syntax tree) takes few
+   mallocs; a request larger than that gets a block of its own. */
+enum { BLOCK_MIN = 16 * 1024, BLOCK_MAX = 1024 * 1024 };
 
 struct FlyArenaBlock {
   FlyArenaBlock *next;
@@ -38,8 +40,14 @@ static void *fail(FlyArena *arena, FlyArenaFailure why) {
 }
 
 static FlyArenaBlock *new_block(FlyArena *arena, size_t need) {
-  size_t size = need > BLOCK_MIN ? need : BLOCK_MIN;
-  if (size > arena->limit - arena->bytes)
+  size_t grow = arena->bytes < BLOCK_MIN   ? BLOCK_MIN
+                : arena->bytes > BLOCK_MAX ? BLOCK_MAX
+                                           : arena->bytes;
+  size_t size = need > grow ? need : grow;
+  size_t left = arena->limit - arena->bytes;
+  if (size > left && need <= left) /* near the limit: use what is left */
+    size = left;
+  if (size > left)
     return fail(arena, FLY_ARENA_OVER_LIMIT);
   FlyArenaBlock *b = malloc(sizeof *b + size);
   if (!b)
