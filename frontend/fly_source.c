@@ -217,10 +217,16 @@ void fly_source_line_text(const FlySourceManager *sm, int file, uint32_t offset,
   }
   if (offset > f->len)
     offset = f->len;
-  uint32_t start = line_start(f, line_index(f, offset));
+  uint32_t i = line_index(f, offset);
+  uint32_t start = line_start(f, i);
+  /* The next line's start bounds this one, so a long line is not rescanned
+     for each of its diagnostics. */
   uint32_t end = start;
-  while (end < f->len && f->text[end] != '\n')
-    end++;
+  if (f->line_starts && i + 1 < f->line_count)
+    end = f->line_starts[i + 1] - 1; /* the '\n' that ends this line */
+  else
+    while (end < f->len && f->text[end] != '\n')
+      end++;
   if (end > start && f->text[end - 1] == '\r')
     end--;
   *text = f->text + start;

@@ -55,6 +55,10 @@ static const Command commands[] = {
 /* Only the first argument decides what flyc does; the command parses the
    rest. */
 int main(int argc, char **argv) {
+  /* Diagnostics are written piece by piece; unbuffered, each piece would be
+     a system call. The buffer is flushed at exit. */
+  static char stderr_buffer[1 << 16];
+  setvbuf(stderr, stderr_buffer, _IOFBF, sizeof stderr_buffer);
   if (argc < 2) {
     print_usage(stderr);
     return EXIT_USAGE;
