@@ -74,13 +74,6 @@ const char *fly_type_code_name(FlyTypeCode code) {
   return code < FLY_TYPE_CODE_COUNT ? type_names[code] : "?";
 }
 
-int fly_list_length(const FlyNode *head) {
-  int n = 0;
-  for (; head; head = head->next)
-    n++;
-  return n;
-}
-
 static FlyNode *fail(FlyAstBuilder *b, FlyLoc loc, const char *why) {
   if (!b->failed) {
     b->failed = true;

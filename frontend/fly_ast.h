@@ -212,6 +212,5 @@ FlyList fly_list_append(FlyList list, FlyNode *n);
 const char *fly_node_kind_name(FlyNodeKind kind);
 const char *fly_op_spelling(FlyOp op);
 const char *fly_type_code_name(FlyTypeCode code);
-int fly_list_length(const FlyNode *head);
 
 #endif

@@ -269,13 +269,10 @@ void fly_diag_vreport(FlyDiag *d, FlySeverity severity, FlySpan span, const char
     stop(d); /* announced only when something is actually dropped */
     return;
   }
-  if (severity == FLY_NOTE && d->dropping_notes)
-    return;
   if (severity == FLY_WARNING && d->warnings_as_errors)
     severity = FLY_ERROR;
   char msg[1024];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  d->dropping_notes = false;
   emit(d, severity, span, msg);
   if (severity == FLY_WARNING)
     d->warnings++;

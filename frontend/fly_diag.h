@@ -42,9 +42,8 @@ typedef struct FlyDiag {
   bool warnings_as_errors;
   int error_limit; /* 0: no limit */
   int errors, warnings;
-  bool limit_reached;  /* the last error reached the limit; its notes may follow */
-  bool stopped;        /* the limit was reached and announced: nothing more */
-  bool dropping_notes; /* the diagnostic the next notes belong to was dropped */
+  bool limit_reached; /* the last error reached the limit; its notes may follow */
+  bool stopped;       /* the limit was reached and announced: nothing more */
   /* JSON: the open object of the last error or warning, closed when the next
      one arrives (its notes go inside it) or at fly_diag_finish. */
   char *pending;

@@ -37,8 +37,16 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
   o->error_limit = FLY_DEFAULT_ERROR_LIMIT;
   *help = false;
   const char *v;
+  /* Options that take a value, and the form the value has. */
+  static const char *const valued[][2] = {{"--diagnostics", "--diagnostics=text|json"},
+                                          {"--color", "--color=auto|always|never"},
+                                          {"--error-limit", "--error-limit=N"},
+                                          {"--stdlib", "--stdlib=DIR"}};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+      if (strcmp(arg, valued[k][0]) == 0 && i + 1 == argc)
+        return usage_error(command, "missing value: write %s", valued[k][1]);
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
       fputs(usage, stdout);
       *help = true;

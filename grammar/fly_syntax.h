@@ -41,7 +41,6 @@ typedef struct FlySyntax {
      string swallows the rest of its line, so the parser's complaint about
      what follows would only echo the lexer's. */
   int quiet_tokens;
-  int syntax_errors;
   FlyNode *module;
 } FlySyntax;
 

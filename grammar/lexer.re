@@ -295,38 +295,75 @@ static int float_literal(FlySyntax *S, YYSTYPE *value) {
   return TOK_FLOAT;
 }
 
-/* A numeral that matched none of the number rules: say what is wrong. */
+static bool is_digit_of(unsigned char c, int base) {
+  if (base == 2)
+    return c == '0' || c == '1';
+  if (base == 16)
+    return strchr("0123456789abcdefABCDEF", c) != NULL && c != '\0';
+  return '0' <= c && c <= '9';
+}
+
+/* The first '_' in [from, to) that does not stand between two digits. */
+static const unsigned char *misplaced_separator(const unsigned char *from,
+                                                const unsigned char *to, int base) {
+  for (const unsigned char *p = from; p < to; p++)
+    if (*p == '_' && (p == from || !is_digit_of(p[-1], base) || p + 1 == to ||
+                      !is_digit_of(p[1], base)))
+      return p;
+  return NULL;
+}
+
+/* Digits and separators from p; returns where they stop. */
+static const unsigned char *skip_digits(const unsigned char *p, const unsigned char *end,
+                                        int base) {
+  while (p < end && (*p == '_' || is_digit_of(*p, base)))
+    p++;
+  return p;
+}
+
+/* A numeral that matched none of the number rules: say what is wrong. The
+   longest prefix that has the shape of a number (digits, fraction, exponent,
+   with separators anywhere) is found first; a separator misplaced inside it
+   is the error, else what follows it is an invalid suffix. */
 static int bad_number(FlySyntax *S, YYSTYPE *value) {
   const unsigned char *p = S->tok, *end = S->cur;
-  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'b')) {
-    bool hexa = p[1] == 'x';
-    const unsigned char *q = p + 2;
-    while (q < end && (*q == '_' || (hexa ? strchr("0123456789abcdefABCDEF", *q) != NULL
-                                          : (*q == '0' || *q == '1'))))
-      q++;
-    if (q == p + 2 && (q == end || !strchr("0123456789", *q)))
-      error_at(S, p, end, "%s literal has no digits", hexa ? "hexadecimal" : "binary");
-    else if (q < end)
-      error_at(S, q, q + 1, "invalid digit '%c' in %s literal", *q,
-               hexa ? "hexadecimal" : "binary");
-    else
-      error_at(S, end - 1, end, "'_' must separate digits");
-  } else {
-    const unsigned char *q = p;
-    while (q < end && (('0' <= *q && *q <= '9') || *q == '.' || *q == '_'))
-      q++;
-    const unsigned char *dot = memchr(p, '.', (size_t)(end - p));
-    if (dot && (dot + 1 == end || dot[1] < '0' || dot[1] > '9'))
-      error_at(S, p, end, "a number needs a digit after its '.' (such as 1.0e5)");
-    else if (q < end && (*q == 'e' || *q == 'E') &&
-        (q + 1 == end || ((q[1] == '+' || q[1] == '-') && q + 2 == end)))
-      error_at(S, p, end, "exponent has no digits");
-    else if (q < end)
-      error_at(S, q, end, "invalid suffix '%.*s' on a number (write a cast such as 1.0 as f16)",
-               (int)(end - q), (const char *)q);
-    else
-      error_at(S, p, end, "'_' must separate digits");
+  int base = p[0] == '0' && p[1] == 'x' ? 16 : p[0] == '0' && p[1] == 'b' ? 2 : 10;
+  const char *name = base == 16 ? "hexadecimal" : "binary";
+  const unsigned char *digits = base == 10 ? p : p + 2;
+  const unsigned char *q = skip_digits(digits, end, base);
+  const unsigned char *dot = memchr(p, '.', (size_t)(end - p));
+  bool bare_exponent = false;
+  if (base == 10 && q < end && *q == '.' && q + 1 < end && is_digit_of(q[1], 10))
+    q = skip_digits(q + 1, end, 10);
+  if (base == 10 && q < end && (*q == 'e' || *q == 'E')) {
+    const unsigned char *e = q + 1 + (q + 1 < end && (q[1] == '+' || q[1] == '-'));
+    const unsigned char *after = skip_digits(e, end, 10);
+    bare_exponent = after == e;
+    if (!bare_exponent)
+      q = after;
   }
+  /* Separators right before a suffix go with the suffix: 12_abc has the
+     suffix 'abc'. */
+  const unsigned char *body = q;
+  while (q < end && body > digits && body[-1] == '_')
+    body--;
+  const unsigned char *sep = misplaced_separator(digits, body, base);
+
+  if (base != 10 && q == digits && (q == end || !is_digit_of(*q, 10)))
+    error_at(S, p, end, "%s literal has no digits", name);
+  else if (sep && base == 10) /* a decimal numeral is short: underline it */
+    error_at(S, p, end, "'_' must separate digits");
+  else if (sep)
+    error_at(S, sep, sep + 1, "'_' must separate digits");
+  else if (base != 10)
+    error_at(S, q, q + 1, "invalid digit '%c' in %s literal", *q, name);
+  else if (dot && (dot + 1 == end || !is_digit_of(dot[1], 10)))
+    error_at(S, p, end, "a number needs a digit after its '.' (such as 1.0e5)");
+  else if (bare_exponent && end - q <= 2 && (end - q == 1 || q[1] == '+' || q[1] == '-'))
+    error_at(S, p, end, "exponent has no digits");
+  else
+    error_at(S, q, end, "invalid suffix '%.*s' on a number (write a cast such as 1.0 as f16)",
+             (int)(end - q), (const char *)q);
   value->TOK_INT = 0;
   return TOK_INT;
 }

@@ -614,7 +614,6 @@ static void note_unclosed(FlySyntax *S, const yysymbol_kind_t *expected, int cou
 }
 
 static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
-  S->syntax_errors++;
   if (S->fatal || S->quiet_tokens > 0)
     return 0;
   yysymbol_kind_t found = yypcontext_token(ctx);
@@ -663,7 +662,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
     statement_start |= expected[i] == YYSYMBOL_LET;
   if (semi && !statement_start && memchr(S->text + S->prev_end, '\n', loc.begin - S->prev_end))
     span = fly_span(S->file, S->prev_end, S->prev_end);
-  if (n == 0 || n > MAX_LISTED) {
+  if (found == YYSYMBOL_IF && count > 0) {
+    /* 'if' starts a value, but not one that can be an operand as it stands:
+       "expected an expression, found 'if'" would contradict itself. */
+    fly_error(S->diag, span,
+              "an if-expression that is an operand or follows another value goes in "
+              "parentheses: (if c { a } else { b })");
+  } else if (n == 0 || n > MAX_LISTED) {
     fly_error(S->diag, span, "unexpected %s", what);
   } else {
     for (int i = 0; i < n; i++)
@@ -683,10 +688,6 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
     fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
              "shifts are not allowed in type arguments: add parentheses, such as "
              "vec<(N << 1), f32>");
-  if (found == YYSYMBOL_IF)
-    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
-             "an if-expression that is an operand or follows another value goes in "
-             "parentheses: (if c { a } else { b })");
   if (found == YYSYMBOL_COLON && count > 1)
     fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
              "':' makes one layout of a shape and a stride and does not chain: add "
