@@ -20,6 +20,8 @@ static void print_usage(FILE *out) {
         "Commands:\n"
         "  parse FILE   report syntax errors; --dump-ast prints the syntax tree\n"
         "  check FILE   report every error in FILE and the files it imports\n"
+        "  eval EXPR    evaluate a constant expression and print its value\n"
+        "  layout EXPR  print a layout in CuTe's form; --table and --svg draw it\n"
         "\n"
         "Run 'flyc COMMAND --help' for a command's options.\n"
         "\n"
@@ -50,6 +52,8 @@ typedef struct Command {
 static const Command commands[] = {
     {"parse", flyc_parse_command},
     {"check", flyc_check_command},
+    {"eval", flyc_eval_command},
+    {"layout", flyc_layout_command},
 };
 
 /* Only the first argument decides what flyc does; the command parses the

@@ -1,6 +1,7 @@
 /* flyc_options.c — reading the options the flyc commands share. */
 #include "flyc_options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +31,71 @@ static const char *value_of(int argc, char **argv, int *i, const char *name) {
   return argv[++*i];
 }
 
+static bool is_identifier(const char *s, size_t n) {
+  if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+    return false;
+  for (size_t i = 1; i < n; i++)
+    if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+      return false;
+  return true;
+}
+
+/* -D NAME=VALUE (or -DNAME=VALUE). */
+static int add_define(const char *command, FlycOptions *o, const char *def) {
+  const char *eq = strchr(def, '=');
+  if (!eq || !is_identifier(def, (size_t)(eq - def)))
+    return usage_error(command, "-D takes NAME=VALUE, such as -D BLOCK=128, not '%s'", def);
+  if (o->check.ndefines == FLYC_MAX_DEFINES)
+    return usage_error(command, "too many -D options (limit is %s)", "256");
+  size_t n = (size_t)(eq - def);
+  char *name = malloc(n + 1);
+  if (!name)
+    return usage_error(command, "%s", "out of memory");
+  memcpy(name, def, n);
+  name[n] = '\0';
+  o->defines[o->check.ndefines].name = name;
+  o->defines[o->check.ndefines].value = eq + 1;
+  o->check.ndefines++;
+  return FLYC_OK;
+}
+
+static int parse_limit(const char *command, const char *option, const char *v, long max,
+                       long *out) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (!*v || *end || errno || n < 1 || n > max) {
+    fprintf(stderr, "flyc %s: error: %s takes a number from 1 to %ld, not '%s'\n", command, option,
+            max, v);
+    fprintf(stderr, "run 'flyc %s --help' for usage\n", command);
+    return FLYC_USAGE;
+  }
+  *out = n;
+  return FLYC_OK;
+}
+
+/* An expression may start with '-' (-1, -(2 * 3)): only '-' followed by a
+   letter or another '-' is an option then. */
+static bool looks_like_option(const char *arg, bool expression) {
+  if (arg[0] != '-' || arg[1] == '\0')
+    return false;
+  return !expression || isalpha((unsigned char)arg[1]) || arg[1] == '-';
+}
+
+void flyc_free_options(FlycOptions *o) {
+  for (int i = 0; i < o->check.ndefines; i++)
+    free((char *)o->defines[i].name);
+  o->check.ndefines = 0;
+}
+
 int flyc_parse_options(const char *command, const char *usage, unsigned accepted, int argc,
                        char **argv, FlycOptions *o, bool *help) {
   memset(o, 0, sizeof *o);
+  fly_check_options_init(&o->check);
+  o->check.defines = o->defines;
+  bool expression = accepted & FLYC_OPT_EXPR;
+  bool positional_only = false;
+  const char *what = expression ? "expression" : "input file";
   o->color = -1;
   o->error_limit = FLY_DEFAULT_ERROR_LIMIT;
   *help = false;
@@ -41,13 +104,28 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
   static const char *const valued[][2] = {{"--diagnostics", "--diagnostics=text|json"},
                                           {"--color", "--color=auto|always|never"},
                                           {"--error-limit", "--error-limit=N"},
-                                          {"--stdlib", "--stdlib=DIR"}};
+                                          {"--stdlib", "--stdlib=DIR"},
+                                          {"--target", "--target=ARCH"},
+                                          {"--step-limit", "--step-limit=N"},
+                                          {"--depth-limit", "--depth-limit=N"},
+                                          {"--import", "--import=FILE"},
+                                          {"--svg", "--svg=FILE"},
+                                          {"-D", "-D NAME=VALUE"}};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
       if (strcmp(arg, valued[k][0]) == 0 && i + 1 == argc)
         return usage_error(command, "missing value: write %s", valued[k][1]);
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    if (positional_only || !looks_like_option(arg, expression)) {
+      if (o->file) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "more than one %s ('%%s')", what);
+        return usage_error(command, msg, arg);
+      }
+      o->file = arg;
+    } else if (strcmp(arg, "--") == 0) {
+      positional_only = true;
+    } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
       fputs(usage, stdout);
       *help = true;
       return FLYC_OK;
@@ -83,16 +161,47 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
       o->werror = true;
     } else if ((accepted & FLYC_OPT_STDLIB) && (v = value_of(argc, argv, &i, "--stdlib"))) {
       o->stdlib_dir = v;
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return usage_error(command, "unknown option '%s'", arg);
-    } else if (o->file) {
-      return usage_error(command, "more than one input file ('%s')", arg);
+    } else if ((accepted & FLYC_OPT_SEMA) && strncmp(arg, "-D", 2) == 0) {
+      const char *def = arg[2] ? arg + 2 : argv[++i];
+      if (add_define(command, o, def) != FLYC_OK)
+        return FLYC_USAGE;
+    } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
+               (v = value_of(argc, argv, &i, "--target"))) {
+      if (!fly_target_lookup(v, &o->check.target)) {
+        fprintf(stderr, "flyc %s: error: unknown target '%s' (the targets are %s)\n", command, v,
+                fly_target_names());
+        fprintf(stderr, "run 'flyc %s --help' for usage\n", command);
+        return FLYC_USAGE;
+      }
+    } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
+               (v = value_of(argc, argv, &i, "--step-limit"))) {
+      if (parse_limit(command, "--step-limit", v, 1000000000L, &o->check.step_limit) != FLYC_OK)
+        return FLYC_USAGE;
+    } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
+               (v = value_of(argc, argv, &i, "--depth-limit"))) {
+      long n;
+      if (parse_limit(command, "--depth-limit", v, 10000, &n) != FLYC_OK)
+        return FLYC_USAGE;
+      o->check.depth_limit = (int)n;
+    } else if ((accepted & FLYC_OPT_SPECS) && strcmp(arg, "--print-specializations") == 0) {
+      o->print_specializations = true;
+    } else if (expression && (v = value_of(argc, argv, &i, "--import"))) {
+      if (o->nimports == FLYC_MAX_IMPORTS)
+        return usage_error(command, "too many --import options (limit is %s)", "64");
+      o->imports[o->nimports++] = v;
+    } else if ((accepted & FLYC_OPT_DRAW) && strcmp(arg, "--table") == 0) {
+      o->table = true;
+    } else if ((accepted & FLYC_OPT_DRAW) && (v = value_of(argc, argv, &i, "--svg"))) {
+      o->svg = v;
     } else {
-      o->file = arg;
+      return usage_error(command, "unknown option '%s'", arg);
     }
   }
-  if (!o->file)
-    return usage_error(command, "%s", "no input file");
+  if (!o->file) {
+    char msg[32];
+    snprintf(msg, sizeof msg, "no %s", what);
+    return usage_error(command, "%s", msg);
+  }
   return FLYC_OK;
 }
 

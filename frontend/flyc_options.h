@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "fly_check.h"
 #include "fly_unit.h"
 
 enum { FLYC_OK = 0, FLYC_ERRORS = 1, FLYC_USAGE = 2 };
@@ -12,7 +13,13 @@ enum { FLYC_OK = 0, FLYC_ERRORS = 1, FLYC_USAGE = 2 };
 enum {
   FLYC_OPT_DUMP_AST = 1,
   FLYC_OPT_STDLIB = 2,
+  FLYC_OPT_SEMA = 4,   /* -D, --target, --step-limit, --depth-limit */
+  FLYC_OPT_EXPR = 8,   /* the argument is an expression, not a file; --import */
+  FLYC_OPT_DRAW = 16,  /* --table, --svg */
+  FLYC_OPT_SPECS = 32, /* --print-specializations */
 };
+
+enum { FLYC_MAX_DEFINES = 256, FLYC_MAX_IMPORTS = 64 };
 
 typedef struct FlycOptions {
   const char *file;
@@ -22,12 +29,23 @@ typedef struct FlycOptions {
   int error_limit;
   bool werror;
   const char *stdlib_dir; /* NULL: the default */
+  /* The semantic pass: -D bindings, target and limits. */
+  FlyCheckOptions check;
+  FlyDefine defines[FLYC_MAX_DEFINES];
+  bool print_specializations;
+  const char *imports[FLYC_MAX_IMPORTS]; /* eval, layout: --import FILE */
+  int nimports;
+  bool table;      /* layout --table */
+  const char *svg; /* layout --svg FILE */
 } FlycOptions;
 
 /* Parses argv (after the command name). Returns FLYC_OK, or FLYC_USAGE after
  * printing the problem; sets *help when --help was asked for. */
 int flyc_parse_options(const char *command, const char *usage, unsigned accepted, int argc,
                        char **argv, FlycOptions *o, bool *help);
+
+/* Frees what parsing the options allocated (the names of -D bindings). */
+void flyc_free_options(FlycOptions *o);
 
 /* The diagnostics settings of o, applied to a fresh unit. */
 void flyc_apply_options(FlyUnit *u, const FlycOptions *o);

@@ -2,10 +2,12 @@
  *
  * parse reads one file and reports its syntax errors (and prints the tree
  * with --dump-ast); check loads the file with everything it imports and runs
- * every check the compiler has: syntax, imports, top-level definitions. */
+ * every check the compiler has: syntax, imports, top-level definitions, and
+ * the semantic pass (names, types, compile-time evaluation). */
 #include <stdio.h>
 
 #include "fly_ast_print.h"
+#include "fly_check.h"
 #include "flyc_commands.h"
 #include "flyc_options.h"
 
@@ -23,12 +25,21 @@ static const char parse_usage[] =
     "  -Werror                  treat warnings as errors\n";
 
 static const char check_usage[] =
-    "usage: flyc check FILE [options]\n"
+    "usage: flyc check FILE [-D NAME=VALUE ...] [options]\n"
     "\n"
     "Reads a .fly file and everything it imports and reports every problem\n"
-    "found: syntax, imports, and duplicate top-level definitions.\n"
+    "found: syntax, imports, names, types, and everything the compile-time\n"
+    "interpreter finds while it evaluates the top-level constants and runs each\n"
+    "kernel once for its specialisation (its const parameters, on one target).\n"
     "\n"
     "Options:\n"
+    "  -D NAME=VALUE            bind the const parameter NAME of the kernels that\n"
+    "                           have one (VALUE is a Fly constant expression)\n"
+    "  --target=ARCH            sm_80, sm_90 (the default), sm_90a, gfx90a, gfx942,\n"
+    "                           gfx950 or gfx1201\n"
+    "  --print-specializations  print each kernel specialisation checked\n"
+    "  --step-limit=N           compile-time steps allowed (default 1000000)\n"
+    "  --depth-limit=N          nested helper calls allowed (default 200)\n"
     "  --stdlib=DIR             where 'import std.x;' looks (default: $FLY_STDLIB,\n"
     "                           else the standard library of this build)\n"
     "  --diagnostics=text|json  how to print diagnostics (json: one object a line)\n"
@@ -54,13 +65,23 @@ int flyc_parse_command(int argc, char **argv) {
 int flyc_check_command(int argc, char **argv) {
   FlycOptions o;
   bool help;
-  int status = flyc_parse_options("check", check_usage, FLYC_OPT_STDLIB, argc, argv, &o, &help);
-  if (status != FLYC_OK || help)
+  unsigned accepted = FLYC_OPT_STDLIB | FLYC_OPT_SEMA | FLYC_OPT_SPECS;
+  int status = flyc_parse_options("check", check_usage, accepted, argc, argv, &o, &help);
+  if (status != FLYC_OK || help) {
+    flyc_free_options(&o);
     return status;
+  }
   FlyUnit u;
   fly_unit_init(&u, stderr);
   flyc_apply_options(&u, &o);
   fly_unit_load(&u, o.file);
   fly_unit_check_definitions(&u); /* also after import errors: report all at once */
+  /* Meaning is checked only on whole trees: after a syntax error, the
+     semantic pass would mostly report the error's consequences. */
+  if (fly_unit_ok(&u)) {
+    o.check.specializations = o.print_specializations ? stdout : NULL;
+    fly_check_unit(&u, &o.check);
+  }
+  flyc_free_options(&o);
   return flyc_finish(&u);
 }

@@ -12,4 +12,8 @@
 
 FlyNode *fly_parse(FlyArena *arena, FlyDiag *diag, int file);
 
+/* The whole file as one value (an expression or an if-expression), for the
+ * expressions given on the command line of `flyc eval` and `flyc layout`. */
+FlyNode *fly_parse_expr(FlyArena *arena, FlyDiag *diag, int file);
+
 #endif

@@ -41,7 +41,9 @@ typedef struct FlySyntax {
      string swallows the rest of its line, so the parser's complaint about
      what follows would only echo the lexer's. */
   int quiet_tokens;
+  bool start_expr; /* the next token is START_EXPR: parse one expression */
   FlyNode *module;
+  FlyNode *expr; /* the result of fly_parse_expr */
 } FlySyntax;
 
 /* Reports, once, a limit the tree builder hit (depth, memory) and stops the

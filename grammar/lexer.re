@@ -533,6 +533,11 @@ static int skip_group(FlySyntax *S, YYSTYPE *value, int opener) {
 
 int fly_lex(YYSTYPE *value, FlyLoc *loc, FlySyntax *S, bool recovering) {
   fly_syntax_report_limit(S);
+  if (S->start_expr) {
+    S->start_expr = false;
+    loc->begin = loc->end = 0;
+    return TOK_START_EXPR;
+  }
   if (S->quiet_tokens > 0)
     S->quiet_tokens--;
   int token = -1;

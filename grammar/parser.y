@@ -68,6 +68,10 @@ static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg);
 }
 
 %token END 0 "end of file"
+/* Never in source text: fly_parse_expr makes the lexer return it first, so
+   one grammar reads both whole files and the lone expressions of
+   `flyc eval` and `flyc layout`. */
+%token START_EXPR "the start of an expression"
 %token <FlyText> IDENT "identifier"
 %token <uint64_t> INT "integer"
 %token <double> FLOAT "float"
@@ -109,8 +113,9 @@ static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg);
 
 %%
 
-module:
+start:
   items                          { S->module = fly_ast_list(B, FLY_MODULE, @$, $1); }
+| START_EXPR value               { S->expr = $2; }
 ;
 
 items:
@@ -620,6 +625,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
   FlyLoc loc = *yypcontext_location(ctx);
   yysymbol_kind_t expected[YYNTOKENS];
   int count = yypcontext_expected_tokens(ctx, expected, YYNTOKENS);
+  /* The internal start token is possible only before a file's first token
+     and is never what a user should write. */
+  int kept = 0;
+  for (int i = 0; i < count; i++)
+    if (expected[i] != YYSYMBOL_START_EXPR)
+      expected[kept++] = expected[i];
+  count = kept;
 
   /* Name the groups that apply, then list the tokens no group took. */
   const char *items[YYNTOKENS + 4];
@@ -725,7 +737,7 @@ static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg) {
   S->fatal = true;
 }
 
-FlyNode *fly_parse(FlyArena *arena, FlyDiag *diag, int file) {
+static FlyNode *parse(FlyArena *arena, FlyDiag *diag, int file, bool expression) {
   FlySyntax S;
   memset(&S, 0, sizeof S);
   const FlySource *src = fly_source(diag->sources, file);
@@ -737,8 +749,17 @@ FlyNode *fly_parse(FlyArena *arena, FlyDiag *diag, int file) {
   S.lim = S.text + src->len;
   S.last_token = -1;
   S.closed_angle_at = UINT32_MAX;
+  S.start_expr = expression;
   yyparse(&S);
   fly_syntax_report_limit(&S);
   free(S.scratch);
-  return S.module;
+  return expression ? S.expr : S.module;
+}
+
+FlyNode *fly_parse(FlyArena *arena, FlyDiag *diag, int file) {
+  return parse(arena, diag, file, false);
+}
+
+FlyNode *fly_parse_expr(FlyArena *arena, FlyDiag *diag, int file) {
+  return parse(arena, diag, file, true);
 }

@@ -1,0 +1,40 @@
+/* fly_builtins.h — the table of builtin functions, shared by the files that
+ * implement them (fly_builtins_*.c). */
+#ifndef FLY_BUILTINS_H
+#define FLY_BUILTINS_H
+
+#include "fly_interp.h"
+
+/* A builtin receives its arguments with a method's receiver first: x.f(a)
+   calls f with (x, a). */
+typedef const FlyVal *(*FlyBuiltinFn)(FlyInterp *I, const FlyArgs *a);
+
+typedef struct FlyBuiltin {
+  const char *name;
+  int min_args, max_args; /* max -1: any number */
+  FlyBuiltinFn fn;
+  const char *usage; /* for messages: "size(x)" */
+} FlyBuiltin;
+
+/* Each group's table, ended by an entry with a NULL name. */
+extern const FlyBuiltin fly_algebra_builtins[];
+extern const FlyBuiltin fly_gpu_builtins[];
+extern const FlyBuiltin fly_data_builtins[];
+
+/* Argument helpers: each reports its own error. */
+bool fly_arg_int(FlyInterp *I, const FlyArgs *a, int i, const char *what, int64_t *out);
+const FlyLayout *fly_arg_layout(FlyInterp *I, const FlyArgs *a, int i, const char *what);
+const FlyType *fly_arg_type(FlyInterp *I, const FlyArgs *a, int i, const char *what);
+
+/* Atoms (fly_builtins_data.c). */
+struct FlyAtomInfo {
+  const char *name;   /* "nv.mma_sync_16x8x16" */
+  const char *vendor; /* "nvidia" or "amd" */
+  int m, n, k;
+  int threads;
+  FlyTypeCode inputs[3]; /* operand types accepted (FLY_TYPE_NONE ends) */
+  FlyTypeCode acc;
+};
+const FlyAtomInfo *fly_atom_find(const char *ns, const char *name, uint32_t len);
+
+#endif

@@ -1,0 +1,518 @@
+/* fly_check.c — the semantic pass over a unit: globals, top-level
+ * constants and assertions, kernel specialisations and launch blocks; and
+ * the evaluation of lone expressions for `flyc eval` and `flyc layout`. */
+#include "fly_check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fly_interp.h"
+#include "fly_layout_draw.h"
+#include "fly_layout_tv.h"
+#include "fly_parse.h"
+
+/* ---- targets --------------------------------------------------------------------------- */
+
+static const FlyTarget targets[] = {
+    {"sm_80", "nvidia", 32}, {"sm_90", "nvidia", 32}, {"sm_90a", "nvidia", 32},
+    {"gfx90a", "amd", 64},   {"gfx942", "amd", 64},   {"gfx950", "amd", 64},
+    {"gfx1201", "amd", 32},
+};
+
+bool fly_target_lookup(const char *arch, FlyTarget *out) {
+  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+    if (strcmp(arch, targets[i].arch) == 0) {
+      *out = targets[i];
+      return true;
+    }
+  return false;
+}
+
+const char *fly_target_names(void) {
+  return "sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx950, gfx1201";
+}
+
+void fly_check_options_init(FlyCheckOptions *o) {
+  memset(o, 0, sizeof *o);
+  fly_target_lookup(FLY_DEFAULT_TARGET, &o->target);
+  o->step_limit = FLY_DEFAULT_STEP_LIMIT;
+  o->depth_limit = FLY_DEFAULT_DEPTH_LIMIT;
+}
+
+/* ---- globals ---------------------------------------------------------------------------- */
+
+void fly_resolve_unit(FlyInterp *I); /* fly_resolve.c */
+
+/* The names a top-level const block declares: its lets' names and consts. */
+static void add_block_names(FlyInterp *I, const FlyNode *pat, const FlyNode *block) {
+  if (!pat)
+    return;
+  if (pat->kind == FLY_PAT_NAME)
+    fly_global_add(I, pat->str, pat->len, pat, block);
+  else if (pat->kind == FLY_PAT_TUPLE)
+    for (const FlyNode *k = pat->kid[0]; k; k = k->next)
+      add_block_names(I, k, block);
+}
+
+static void check_builtin_clash(FlyInterp *I, const FlyNode *d) {
+  if (fly_is_builtin_name(d->str, d->len))
+    fly_error(I->diag, fly_node_name_span(d),
+              "'%s' is a builtin name; a top-level definition cannot reuse it", d->str);
+}
+
+static void register_globals(FlyInterp *I) {
+  FlyUnit *u = I->unit;
+  for (int f = 0; f < u->sources.count; f++) {
+    const FlyNode *m = u->trees ? u->trees[f] : NULL;
+    for (const FlyNode *it = m ? m->kid[0] : NULL; it; it = it->next) {
+      switch (it->kind) {
+      case FLY_FN:
+      case FLY_KERNEL:
+      case FLY_CONST:
+        check_builtin_clash(I, it);
+        fly_global_add(I, it->str, it->len, it, NULL);
+        break;
+      case FLY_CONST_BLOCK:
+        for (const FlyNode *st = it->kid[0] ? it->kid[0]->kid[0] : NULL; st; st = st->next) {
+          if (st->kind == FLY_LET)
+            add_block_names(I, st->kid[0], it);
+          else if (st->kind == FLY_CONST)
+            fly_global_add(I, st->str, st->len, st, it);
+        }
+        break;
+      default:
+        break;
+      }
+    }
+  }
+}
+
+/* Files in the order their imports finished: a library before its users. */
+static int *files_in_order(FlyUnit *u) {
+  int n = u->sources.count;
+  int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
+  if (!order)
+    return NULL;
+  int k = 0;
+  for (int r = 0; r < u->ranked; r++)
+    for (int f = 0; f < n; f++)
+      if (u->trees[f] && u->rank[f] == r)
+        order[k++] = f;
+  for (; k < n; k++)
+    order[k] = -1;
+  return order;
+}
+
+/* ---- specialisations ----------------------------------------------------------------------- */
+
+/* A -D value, parsed and evaluated once per use. */
+static const FlyVal *define_value(FlyInterp *I, const FlyDefine *d) {
+  char name[160], err[256];
+  snprintf(name, sizeof name, "-D %s", d->name);
+  int file = fly_sources_add(&I->unit->sources, name, d->value, strlen(d->value), err, sizeof err);
+  if (file < 0) {
+    fly_error(I->diag, fly_no_span(), "-D %s: %s", d->name, err);
+    return NULL;
+  }
+  int errors = I->diag->errors;
+  const FlyNode *e = fly_parse_expr(&I->unit->arena, I->diag, file);
+  if (!e || I->diag->errors != errors)
+    return NULL;
+  char what[200];
+  snprintf(what, sizeof what, "the value of -D %s", d->name);
+  return fly_eval_static(I, NULL, e, what);
+}
+
+static const FlyDefine *find_define(const FlyCheckOptions *o, const char *name, bool *used) {
+  for (int i = o->ndefines - 1; i >= 0; i--)
+    if (strcmp(o->defines[i].name, name) == 0) {
+      used[i] = true;
+      return &o->defines[i];
+    }
+  return NULL;
+}
+
+/* A runtime parameter's value: a tensor whose launch-time shape and strides
+   are runtime values, or a runtime scalar. */
+static const FlyVal *dynamic_leaves(FlyInterp *I, const FlyVal *p, const FlyNode *param,
+                                    const char *why) {
+  if (p->kind == FLY_V_TUPLE) {
+    const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(p->n ? p->n : 1));
+    if (!e)
+      return NULL;
+    for (int i = 0; i < p->n; i++)
+      if (!(e[i] = dynamic_leaves(I, p->elems[i], param, why)))
+        return NULL;
+    return fly_val_tuple(&I->A, p->n, e);
+  }
+  if (p->kind == FLY_V_DYNAMIC) {
+    FlyOrigin o = {param, why};
+    return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
+  }
+  return p;
+}
+
+static const FlyVal *runtime_param(FlyInterp *I, FlyScope *s, const FlyNode *p,
+                                   const FlyNode *kernel) {
+  if (!p->kid[0]) {
+    fly_err(I, p,
+            "the runtime parameter '%s' of a kernel needs a type (only const parameters "
+            "may leave it out)",
+            p->str);
+    return NULL;
+  }
+  const FlyType *t = fly_eval_type(I, s, p->kid[0]);
+  if (!t)
+    return NULL;
+  char *why = fly_alloc(&I->A, 200);
+  if (!why)
+    return NULL;
+  if (t->kind == FLY_TY_TENSOR) {
+    if (t->space != FLY_SPACE_GLOBAL) {
+      fly_err(I, p->kid[0],
+              "a kernel parameter is a tensor in global memory; shared memory and "
+              "registers are allocated inside the kernel");
+      return NULL;
+    }
+    snprintf(why, 200, "the layout of '%s', given when kernel '%s' is launched", p->str,
+             kernel->str);
+    const FlyVal *shape = t->shape ? t->shape : fly_val_dynamic();
+    const FlyVal *stride = t->stride ? t->stride : fly_val_dynamic();
+    const FlyVal *sh = dynamic_leaves(I, shape, p, why);
+    const FlyVal *st = sh ? dynamic_leaves(I, stride, p, why) : NULL;
+    FlyVal *v = st ? (FlyVal *)fly_make_tensor(I, t->elem, FLY_SPACE_GLOBAL, sh, st) : NULL;
+    if (v)
+      v->tensor.align = t->align;
+    return v;
+  }
+  if (t->kind != FLY_TY_SCALAR && t->kind != FLY_TY_VEC) {
+    fly_err(I, p->kid[0],
+            "a runtime kernel parameter is a tensor, a number or a vec, not %s; "
+            "make it a const parameter",
+            fly_type_str(&I->A, t));
+    return NULL;
+  }
+  snprintf(why, 200, "'%s', a runtime parameter of kernel '%s'", p->str, kernel->str);
+  FlyOrigin o = {p, why};
+  return fly_val_runtime(&I->A, t, o);
+}
+
+/* Binds a kernel's parameters for one specialisation; prints it when asked. */
+static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
+  FlyScope *s = fly_scope_new(I, NULL);
+  if (!s)
+    return NULL;
+  char line[1024];
+  int len = snprintf(line, sizeof line, "%s", k->str);
+  bool ok = true;
+  for (const FlyNode *p = k->kid[0]; p; p = p->next) {
+    const FlyVal *v;
+    if (p->flags & FLY_IS_CONST) {
+      const FlyDefine *d = find_define(&I->options, p->str, used);
+      if (d) {
+        v = define_value(I, d);
+      } else if (p->kid[1]) {
+        v = fly_eval_static(I, s, p->kid[1], "the default of a const parameter");
+      } else {
+        fly_err(I, p,
+                "the const parameter '%s' of kernel '%s' has no value: give it a default "
+                "or pass -D %s=VALUE",
+                p->str, k->str, p->str);
+        v = NULL;
+      }
+      if (v && p->kid[0]) {
+        const FlyType *t = fly_eval_type(I, s, p->kid[0]);
+        v = t ? fly_convert(I, v, t, p->kid[1] ? p->kid[1] : p, false) : NULL;
+      }
+      if (v && len < (int)sizeof line)
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s=%s", p->str,
+                        fly_val_str_canonical(&I->A, v));
+    } else {
+      v = runtime_param(I, s, p, k);
+    }
+    if (!v) {
+      ok = false;
+      continue;
+    }
+    fly_scope_bind(I, s, p->str, p->len, v, p);
+  }
+  if (!ok)
+    return NULL;
+  if (I->options.specializations)
+    fprintf(I->options.specializations, "%s @%s\n", line, I->target.arch);
+  return s;
+}
+
+static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch) {
+  FlyScope *s = fly_scope_new(I, params);
+  if (!s)
+    return;
+  I->in_launch = true;
+  const FlyNode *seen[3] = {NULL, NULL, NULL};
+  static const char *const fields[3] = {"grid", "block", "shared"};
+  for (const FlyNode *it = launch->kid[0]; it && !I->aborted; it = it->next) {
+    if (it->kind != FLY_LAUNCH_FIELD) {
+      fly_exec_stmt(I, s, it);
+      continue;
+    }
+    int f = -1;
+    for (int i = 0; i < 3; i++)
+      if (strcmp(it->str, fields[i]) == 0)
+        f = i;
+    if (f < 0) {
+      fly_error(I->diag, fly_node_name_span(it),
+                "unknown launch setting '%s' (the settings are grid, block and shared)", it->str);
+      continue;
+    }
+    if (seen[f]) {
+      fly_error(I->diag, fly_node_name_span(it), "'%s' is set twice", it->str);
+      fly_note(I->diag, fly_node_name_span(seen[f]), "it was first set here");
+      continue;
+    }
+    seen[f] = it;
+    const FlyVal *v = fly_eval(I, s, it->kid[0]);
+    if (!v)
+      continue;
+    bool tuple_ok = f < 2 && v->kind == FLY_V_TUPLE && v->n >= 1 && v->n <= 3;
+    int n = tuple_ok ? v->n : 1;
+    for (int i = 0; i < n; i++) {
+      const FlyVal *e = tuple_ok ? v->elems[i] : v;
+      bool integer = e->kind == FLY_V_INT || (e->kind == FLY_V_RUNTIME && fly_type_is_int(e->type));
+      if (!integer) {
+        fly_err(I, it->kid[0], "%s is %s, not %s", it->str,
+                f == 2 ? "a number of bytes" : "a number or a tuple of 1 to 3 numbers",
+                fly_val_describe(&I->A, e));
+        break;
+      }
+      if (e->kind == FLY_V_INT && (e->i < (f == 2 ? 0 : 1) || e->i > INT32_MAX)) {
+        fly_err(I, it->kid[0], "%s must be %s, not %lld", it->str,
+                f == 2 ? "between 0 and 2^31-1" : "between 1 and 2^31-1", (long long)e->i);
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < 2; i++)
+    if (!seen[i])
+      fly_error(I->diag, fly_node_name_span(launch), "the launch block of '%s' does not set %s",
+                launch->str, fields[i]);
+  I->in_launch = false;
+}
+
+static const FlyNode *find_launch(FlyUnit *u, const FlyNode *kernel) {
+  for (int f = 0; f < u->sources.count; f++)
+    for (const FlyNode *it = u->trees[f] ? u->trees[f]->kid[0] : NULL; it; it = it->next)
+      if (it->kind == FLY_LAUNCH && strcmp(it->str, kernel->str) == 0)
+        return it;
+  return NULL;
+}
+
+static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
+  I->kernel = k;
+  FlyScope *s = bind_kernel(I, k, used);
+  if (s && !I->aborted) {
+    fly_eval_block(I, s, k->kid[2]);
+    I->returning = false;
+    I->returned = NULL;
+    const FlyNode *launch = find_launch(I->unit, k);
+    if (launch && !I->aborted)
+      check_launch(I, s, launch);
+  }
+  I->kernel = NULL;
+  I->aborted = fly_diag_stopped(I->diag);
+}
+
+static void check_orphan_launches(FlyInterp *I) {
+  FlyUnit *u = I->unit;
+  for (int f = 0; f < u->sources.count; f++)
+    for (const FlyNode *it = u->trees[f] ? u->trees[f]->kid[0] : NULL; it; it = it->next) {
+      if (it->kind != FLY_LAUNCH)
+        continue;
+      FlyGlobal *g = fly_global_find(I, it->str, it->len);
+      if (!g) {
+        fly_error(I->diag, fly_node_name_span(it), "launch block for '%s', which is not defined",
+                  it->str);
+      } else if (g->decl->kind != FLY_KERNEL) {
+        fly_error(I->diag, fly_node_name_span(it), "launch block for '%s', which is not a kernel",
+                  it->str);
+        fly_note(I->diag, fly_node_name_span(g->decl), "'%s' is defined here", it->str);
+      }
+    }
+}
+
+bool fly_check_unit(FlyUnit *u, const FlyCheckOptions *o) {
+  int errors = u->diag.errors;
+  FlyInterp I;
+  fly_interp_init(&I, u, o);
+  register_globals(&I);
+  fly_resolve_unit(&I);
+  int *order = files_in_order(u);
+  bool *used = calloc((size_t)(o->ndefines ? o->ndefines : 1), sizeof *used);
+  if (order && used) {
+    /* Top-level constants and assertions, library files first. */
+    for (int i = 0; i < u->sources.count && order[i] >= 0 && !I.aborted; i++)
+      for (const FlyNode *it = u->trees[order[i]]->kid[0]; it && !I.aborted; it = it->next) {
+        if (it->kind == FLY_CONST) {
+          FlyGlobal *g = fly_global_find(&I, it->str, it->len);
+          if (g && g->decl == it)
+            fly_global_value(&I, g, it);
+        } else if (it->kind == FLY_CONST_BLOCK) {
+          bool any = false;
+          for (int k = 0; k < I.nglobals_cap; k++)
+            if (I.globals[k].name && I.globals[k].block == it) {
+              fly_global_value(&I, &I.globals[k], it);
+              any = true;
+              break;
+            }
+          if (!any) {
+            FlyScope *s = fly_scope_new(&I, NULL);
+            if (s)
+              fly_exec_stmt(&I, s, it);
+          }
+        } else if (it->kind == FLY_STATIC_ASSERT) {
+          FlyScope *s = fly_scope_new(&I, NULL);
+          if (s)
+            fly_exec_stmt(&I, s, it);
+        }
+        I.aborted = I.aborted || fly_diag_stopped(I.diag);
+      }
+    check_orphan_launches(&I);
+    for (int i = 0; i < u->sources.count && order[i] >= 0 && !I.aborted; i++)
+      for (const FlyNode *it = u->trees[order[i]]->kid[0]; it && !I.aborted; it = it->next)
+        if (it->kind == FLY_KERNEL)
+          check_kernel(&I, it, used);
+    for (int i = 0; i < o->ndefines && !I.aborted; i++)
+      if (!used[i])
+        fly_error(&u->diag, fly_no_span(), "-D %s: no kernel has a const parameter named '%s'",
+                  o->defines[i].name, o->defines[i].name);
+  }
+  free(order);
+  free(used);
+  fly_interp_release(&I);
+  return u->diag.errors == errors;
+}
+
+/* ---- flyc eval and flyc layout ---------------------------------------------------------- */
+
+static bool is_layoutish(const FlyVal *v) {
+  if (v->kind == FLY_V_LAYOUT || v->kind == FLY_V_COMPOSED)
+    return true;
+  if (v->kind == FLY_V_OBJECT && v->object.kind == FLY_OBJ_TILED_COPY)
+    return true;
+  return false;
+}
+
+static bool layout_value_ok(const FlyVal *v) {
+  if (is_layoutish(v))
+    return true;
+  if (v->kind != FLY_V_TUPLE || v->n == 0)
+    return false;
+  for (int i = 0; i < v->n; i++)
+    if (!layout_value_ok(v->elems[i]) && v->elems[i]->kind != FLY_V_UNDERSCORE &&
+        v->elems[i]->kind != FLY_V_INT)
+      return false;
+  return true;
+}
+
+/* The one-line form `flyc layout` prints: CuTe's text, tilers as (8:1,4:2). */
+static char *layout_text(FlyInterp *I, const FlyVal *v) {
+  if (v->kind == FLY_V_OBJECT && v->object.kind == FLY_OBJ_TILED_COPY)
+    return fly_layout_str(&I->A, v->object.tv->tv);
+  if (v->kind == FLY_V_TUPLE) {
+    FlyTiler *T = fly_val_to_tiler(I, v, NULL);
+    return T ? fly_tiler_str(&I->A, T) : NULL;
+  }
+  return fly_val_str_canonical(&I->A, v);
+}
+
+static char *draw(FlyInterp *I, const FlyVal *v, bool svg) {
+  if (v->kind == FLY_V_LAYOUT)
+    return svg ? fly_layout_svg(&I->A, v->layout) : fly_layout_table(&I->A, v->layout);
+  if (v->kind == FLY_V_COMPOSED)
+    return svg ? fly_composed_svg(&I->A, v->composed) : fly_composed_table(&I->A, v->composed);
+  const FlyTvLayout *tv = v->object.tv;
+  return svg ? fly_tv_layout_svg(&I->A, tv) : fly_tv_layout_table(&I->A, tv);
+}
+
+/* Writes text to path through a temporary file, so that a failure leaves no
+   partial picture behind. */
+static bool write_file(const char *path, const char *text, char *err, size_t errlen) {
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 32);
+  if (!tmp) {
+    snprintf(err, errlen, "out of memory");
+    return false;
+  }
+  snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  bool ok = f && fputs(text, f) >= 0;
+  if (f && fclose(f) != 0)
+    ok = false;
+  if (ok && rename(tmp, path) != 0)
+    ok = false;
+  if (!ok) {
+    snprintf(err, errlen, "%s", strerror(errno));
+    remove(tmp);
+  }
+  free(tmp);
+  return ok;
+}
+
+bool fly_eval_text(FlyUnit *u, const FlyCheckOptions *o, const FlyEvalRequest *r, FILE *out) {
+  char err[256];
+  int file = fly_sources_add(&u->sources, r->name, r->text, strlen(r->text), err, sizeof err);
+  if (file < 0) {
+    fly_error(&u->diag, fly_no_span(), "%s: %s", r->name, err);
+    return false;
+  }
+  if (!fly_unit_reserve(u))
+    return false;
+  int errors = u->diag.errors;
+  const FlyNode *e = fly_parse_expr(&u->arena, &u->diag, file);
+  if (!e || u->diag.errors != errors)
+    return false;
+  FlyInterp I;
+  fly_interp_init(&I, u, o);
+  register_globals(&I);
+  bool ok = false;
+  const FlyVal *v = fly_eval(&I, NULL, e);
+  if (v && !fly_val_is_static(v)) {
+    fly_err_not_static(&I, e, v, "the value of the expression");
+    v = NULL;
+  }
+  if (v && v->kind == FLY_V_NONE) {
+    fly_err(&I, e, "this expression has no value");
+    v = NULL;
+  }
+  if (v && r->layouts_only && !layout_value_ok(v)) {
+    fly_err(&I, e,
+            "flyc layout shows layouts, but this is %s; use 'flyc eval' for other "
+            "values",
+            fly_val_describe(&I.A, v));
+    v = NULL;
+  }
+  if (v && (r->table || r->svg) && !is_layoutish(v)) {
+    fly_err(&I, e, "only one layout can be drawn, but this is %s", fly_val_describe(&I.A, v));
+    v = NULL;
+  }
+  if (v) {
+    char *text = r->layouts_only ? layout_text(&I, v) : fly_val_str_canonical(&I.A, v);
+    char *table = text && r->table ? draw(&I, v, false) : NULL;
+    char *svg = text && r->svg ? draw(&I, v, true) : NULL;
+    if (!text || (r->table && !table) || (r->svg && !svg)) {
+      fly_err_algebra(&I, e);
+    } else if (svg && !write_file(r->svg, svg, err, sizeof err)) {
+      fly_error(&u->diag, fly_no_span(), "cannot write '%s': %s", r->svg, err);
+    } else {
+      if (table)
+        fputs(table, out);
+      else
+        fprintf(out, "%s\n", text);
+      ok = true;
+    }
+  }
+  fly_interp_release(&I);
+  return ok && u->diag.errors == errors;
+}

@@ -1,0 +1,276 @@
+/* fly_interp.c — interpreter sessions, messages with call chains, limits and
+ * name lookup. */
+#include "fly_interp.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Nested evaluations allowed at once. The syntax tree is at most 1000 deep
+   and calls nest at most depth_limit deep; this bound keeps the product of
+   the two off the end of the C stack. */
+enum { MAX_EVAL_DEPTH = 6000, MAX_CHAIN_NOTES = 4 };
+
+void fly_interp_init(FlyInterp *I, FlyUnit *u, const FlyCheckOptions *o) {
+  memset(I, 0, sizeof *I);
+  I->unit = u;
+  I->diag = &u->diag;
+  I->options = *o;
+  I->target = o->target;
+  fly_algebra_init(&I->A);
+}
+
+void fly_interp_release(FlyInterp *I) {
+  free(I->globals);
+  fly_algebra_release(&I->A);
+}
+
+static void chain_notes(FlyInterp *I) {
+  int shown = 0, total = 0;
+  for (FlyFrame *f = I->frame; f; f = f->parent)
+    total++;
+  for (FlyFrame *f = I->frame; f && shown < MAX_CHAIN_NOTES; f = f->parent, shown++)
+    fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here", f->fn->str);
+  if (total > shown)
+    fly_note(I->diag, fly_node_span(I->frame->call), "... and %d more calls", total - shown);
+}
+
+const FlyVal *fly_err(FlyInterp *I, const FlyNode *at, const char *fmt, ...) {
+  if (I->aborted)
+    return NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  fly_diag_vreport(I->diag, FLY_ERROR, fly_node_span(at), fmt, ap);
+  va_end(ap);
+  chain_notes(I);
+  if (fly_diag_stopped(I->diag))
+    I->aborted = true;
+  return NULL;
+}
+
+void fly_interp_note(FlyInterp *I, const FlyNode *at, const char *fmt, ...) {
+  if (I->aborted)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  fly_diag_vreport(I->diag, FLY_NOTE, fly_node_span(at), fmt, ap);
+  va_end(ap);
+}
+
+const FlyVal *fly_err_algebra(FlyInterp *I, const FlyNode *at) {
+  const char *msg = fly_algebra_message(&I->A);
+  /* The message is copied before the error is cleared: it lives in A. */
+  char copy[FLY_MESSAGE_SIZE];
+  snprintf(copy, sizeof copy, "%s", msg[0] ? msg : "the layout algebra refused this input");
+  fly_algebra_clear_error(&I->A);
+  return fly_err(I, at, "%s", copy);
+}
+
+const FlyVal *fly_err_not_static(FlyInterp *I, const FlyNode *at, const FlyVal *v,
+                                 const char *what) {
+  const FlyVal *r = fly_val_first_runtime(v);
+  if (!r || r->kind != FLY_V_RUNTIME || !r->origin.node) {
+    const char *desc =
+        r && r->kind == FLY_V_TENSOR ? "a tensor, whose data is on the GPU" : "a runtime value";
+    return fly_err(I, at, "%s must be known at compile time, but this is %s", what, desc);
+  }
+  fly_err(I, at,
+          "%s must be known at compile time, but this value is known only when the "
+          "kernel runs",
+          what);
+  fly_interp_note(I, r->origin.node, "it depends on %s", r->origin.why);
+  return NULL;
+}
+
+bool fly_interp_step(FlyInterp *I, const FlyNode *at) {
+  if (I->aborted)
+    return false;
+  if (++I->steps > I->options.step_limit) {
+    fly_err(I, at,
+            "compile-time evaluation did not finish within %ld steps (the step limit; "
+            "raise it with --step-limit=N)",
+            I->options.step_limit);
+    I->aborted = true;
+    return false;
+  }
+  return true;
+}
+
+/* ---- scopes ------------------------------------------------------------------------ */
+
+FlyScope *fly_scope_new(FlyInterp *I, FlyScope *parent) {
+  FlyScope *s = fly_alloc(&I->A, sizeof *s);
+  if (s)
+    s->parent = parent;
+  return s;
+}
+
+bool fly_scope_bind(FlyInterp *I, FlyScope *s, const char *name, uint32_t len, const FlyVal *v,
+                    const FlyNode *decl) {
+  FlyBinding *b = fly_alloc(&I->A, sizeof *b);
+  if (!b)
+    return false;
+  b->name = name;
+  b->len = len;
+  b->value = v;
+  b->decl = decl;
+  b->next = s->head;
+  s->head = b;
+  return true;
+}
+
+/* ---- globals ------------------------------------------------------------------------ */
+
+static uint32_t hash_name(const char *s, uint32_t len) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+FlyGlobal *fly_global_find(FlyInterp *I, const char *name, uint32_t len) {
+  if (!I->nglobals_cap)
+    return NULL;
+  uint32_t mask = (uint32_t)I->nglobals_cap - 1;
+  for (uint32_t i = hash_name(name, len) & mask;; i = (i + 1) & mask) {
+    FlyGlobal *g = &I->globals[i];
+    if (!g->name)
+      return NULL;
+    if (g->len == len && memcmp(g->name, name, len) == 0)
+      return g;
+  }
+}
+
+static bool globals_grow(FlyInterp *I) {
+  int cap = I->nglobals_cap ? I->nglobals_cap * 2 : 64;
+  FlyGlobal *old = I->globals;
+  int old_cap = I->nglobals_cap;
+  I->globals = calloc((size_t)cap, sizeof *I->globals);
+  if (!I->globals) {
+    I->globals = old;
+    return false;
+  }
+  I->nglobals_cap = cap;
+  for (int i = 0; i < old_cap; i++) {
+    if (!old[i].name)
+      continue;
+    uint32_t mask = (uint32_t)cap - 1;
+    uint32_t j = hash_name(old[i].name, old[i].len) & mask;
+    while (I->globals[j].name)
+      j = (j + 1) & mask;
+    I->globals[j] = old[i];
+  }
+  free(old);
+  return true;
+}
+
+/* The first definition wins; the front end has already reported the others. */
+bool fly_global_add(FlyInterp *I, const char *name, uint32_t len, const FlyNode *decl,
+                    const FlyNode *block) {
+  if (fly_global_find(I, name, len))
+    return true;
+  if ((I->nglobals + 1) * 2 > I->nglobals_cap && !globals_grow(I))
+    return false;
+  uint32_t mask = (uint32_t)I->nglobals_cap - 1;
+  uint32_t i = hash_name(name, len) & mask;
+  while (I->globals[i].name)
+    i = (i + 1) & mask;
+  FlyGlobal *g = &I->globals[i];
+  g->name = name;
+  g->len = len;
+  g->decl = decl;
+  g->block = block;
+  g->state = FLY_GLOBAL_PENDING;
+  I->nglobals++;
+  return true;
+}
+
+/* A top-level const block runs once, when the first of its names is needed;
+   its names then all receive their values. */
+static void run_global_const_block(FlyInterp *I, const FlyNode *block) {
+  FlyScope *s = fly_scope_new(I, NULL);
+  if (!s)
+    return;
+  FlyFrame *saved_frame = I->frame;
+  int saved_flow = I->runtime_flow;
+  I->frame = NULL;
+  I->runtime_flow = 0;
+  const FlyNode *body = block->kid[0];
+  bool ok = true;
+  for (const FlyNode *st = body ? body->kid[0] : NULL; st && ok; st = st->next)
+    ok = fly_exec_stmt(I, s, st);
+  I->frame = saved_frame;
+  I->runtime_flow = saved_flow;
+  for (int i = 0; i < I->nglobals_cap; i++) {
+    FlyGlobal *g = &I->globals[i];
+    if (!g->name || g->block != block)
+      continue;
+    g->state = FLY_GLOBAL_FAILED;
+    for (FlyBinding *b = s->head; b && ok; b = b->next)
+      if (b->len == g->len && memcmp(b->name, g->name, g->len) == 0) {
+        g->value = b->value;
+        g->state = FLY_GLOBAL_DONE;
+        break;
+      }
+  }
+}
+
+const FlyVal *fly_global_value(FlyInterp *I, FlyGlobal *g, const FlyNode *at) {
+  switch (g->state) {
+  case FLY_GLOBAL_DONE:
+    return g->value;
+  case FLY_GLOBAL_FAILED:
+    return NULL;
+  case FLY_GLOBAL_EVALUATING:
+    fly_err(I, at, "'%s' depends on its own value", g->name);
+    fly_interp_note(I, g->decl, "'%s' is defined here", g->name);
+    return NULL;
+  case FLY_GLOBAL_PENDING:
+    break;
+  }
+  const FlyNode *d = g->decl;
+  if (d->kind == FLY_FN || d->kind == FLY_KERNEL) {
+    FlyVal *v = fly_val_new(&I->A, d->kind == FLY_FN ? FLY_V_FN : FLY_V_KERNEL);
+    if (!v)
+      return NULL;
+    v->fn = d;
+    g->value = v;
+    g->state = FLY_GLOBAL_DONE;
+    return v;
+  }
+  g->state = FLY_GLOBAL_EVALUATING;
+  if (g->block) {
+    run_global_const_block(I, g->block);
+    return g->state == FLY_GLOBAL_DONE ? g->value : NULL;
+  }
+  /* A top-level const is evaluated outside any call or kernel. */
+  FlyFrame *saved_frame = I->frame;
+  int saved_flow = I->runtime_flow;
+  I->frame = NULL;
+  I->runtime_flow = 0;
+  FlyScope *s = fly_scope_new(I, NULL);
+  bool ok = s && fly_exec_stmt(I, s, d);
+  I->frame = saved_frame;
+  I->runtime_flow = saved_flow;
+  g->value = ok && s->head ? s->head->value : NULL;
+  g->state = g->value ? FLY_GLOBAL_DONE : FLY_GLOBAL_FAILED;
+  return g->value;
+}
+
+const FlyVal *fly_lookup(FlyInterp *I, FlyScope *s, const FlyNode *at, const char *name,
+                         uint32_t len, bool *found) {
+  *found = true;
+  for (; s; s = s->parent)
+    for (FlyBinding *b = s->head; b; b = b->next)
+      if (b->len == len && memcmp(b->name, name, len) == 0)
+        return b->value;
+  FlyGlobal *g = fly_global_find(I, name, len);
+  if (g)
+    return fly_global_value(I, g, at);
+  const FlyVal *v = fly_builtin_lookup(I, name, len);
+  if (v)
+    return v;
+  *found = false;
+  return NULL;
+}

@@ -1,0 +1,201 @@
+/* fly_interp.h — the compile-time interpreter's state, shared by its parts.
+ *
+ *   fly_interp.c         sessions, diagnostics with call chains, limits, names
+ *   fly_interp_expr.c    expressions: literals, operators, casts, indexing, members
+ *   fly_interp_stmt.c    blocks, let and patterns, const, static_assert, if, for
+ *   fly_interp_call.c    calls of helper functions: arguments, defaults, const
+ *   fly_interp_types.c   type annotations and conversions between values and types
+ *   fly_builtins*.c      the builtin names
+ *
+ * Evaluation returns a value, or NULL once an error has been reported; NULL
+ * then travels up silently, so one mistake gives one message. */
+#ifndef FLY_INTERP_H
+#define FLY_INTERP_H
+
+#include "fly_check.h"
+#include "fly_layout.h"
+
+/* A name bound in a scope. Scopes are chains of bindings; a block or call
+   starts a new scope whose parent is the enclosing one (NULL: the globals). */
+typedef struct FlyBinding FlyBinding;
+struct FlyBinding {
+  const char *name;
+  uint32_t len;
+  const FlyVal *value;
+  const FlyNode *decl;
+  FlyBinding *next;
+};
+
+typedef struct FlyScope FlyScope;
+struct FlyScope {
+  FlyBinding *head;
+  FlyScope *parent;
+};
+
+/* A top-level name: a function, kernel or constant (including the names a
+   top-level const block declares). Constants are evaluated on first use. */
+typedef enum FlyGlobalState {
+  FLY_GLOBAL_PENDING,
+  FLY_GLOBAL_EVALUATING,
+  FLY_GLOBAL_DONE,
+  FLY_GLOBAL_FAILED,
+} FlyGlobalState;
+
+typedef struct FlyGlobal {
+  const char *name;
+  uint32_t len;
+  const FlyNode *decl;  /* FLY_FN, FLY_KERNEL, FLY_CONST, or the name's node in a const block */
+  const FlyNode *block; /* FLY_CONST_BLOCK that declares it, else NULL */
+  const FlyVal *value;
+  FlyGlobalState state;
+} FlyGlobal;
+
+/* One call of a helper function in progress, for the call chain of messages. */
+typedef struct FlyFrame FlyFrame;
+struct FlyFrame {
+  const FlyNode *fn;   /* the function's declaration */
+  const FlyNode *call; /* the call expression */
+  FlyFrame *parent;
+};
+
+typedef struct FlyInterp {
+  FlyUnit *unit;
+  FlyDiag *diag;
+  FlyAlgebra A; /* every value, type and layout of the session */
+  FlyCheckOptions options;
+  FlyTarget target;
+  FlyGlobal *globals; /* open addressing, nglobals_cap a power of two */
+  int nglobals, nglobals_cap;
+  long steps;
+  int depth;      /* calls in progress */
+  int eval_depth; /* nested evaluations, to keep the C stack bounded */
+  FlyFrame *frame;
+  int runtime_flow;       /* > 0 inside a runtime if or loop */
+  bool aborted;           /* a limit was hit: unwind without more messages */
+  bool returning;         /* a `return` is unwinding the current call */
+  const FlyVal *returned; /* its value */
+  const FlyNode *kernel;  /* the kernel being checked, if any */
+  bool in_launch;         /* evaluating a launch block */
+  int in_const;           /* > 0 inside a const block: every let must be static */
+  int loop_body;          /* > 0 while a loop body runs: yield is allowed */
+  const FlyVal *yielded;  /* the value of the body's yield */
+} FlyInterp;
+
+/* ---- sessions and messages (fly_interp.c) ------------------------------------ */
+
+void fly_interp_init(FlyInterp *I, FlyUnit *u, const FlyCheckOptions *o);
+void fly_interp_release(FlyInterp *I);
+
+/* An error at a node, followed by the call chain ("in the call of 'f'
+ * here"). Always returns NULL. */
+const FlyVal *fly_err(FlyInterp *I, const FlyNode *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void fly_interp_note(FlyInterp *I, const FlyNode *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* After a layout-algebra operation failed: its message as an error. */
+const FlyVal *fly_err_algebra(FlyInterp *I, const FlyNode *at);
+/* The error for a runtime value where a static one is needed: what needed
+ * it, and a note at the value's origin saying why it is not static. */
+const FlyVal *fly_err_not_static(FlyInterp *I, const FlyNode *at, const FlyVal *v,
+                                 const char *what);
+/* Counts one step; false (after reporting, once) when a limit is hit. */
+bool fly_interp_step(FlyInterp *I, const FlyNode *at);
+
+/* ---- names ------------------------------------------------------------------- */
+
+FlyScope *fly_scope_new(FlyInterp *I, FlyScope *parent);
+bool fly_scope_bind(FlyInterp *I, FlyScope *s, const char *name, uint32_t len, const FlyVal *v,
+                    const FlyNode *decl);
+FlyGlobal *fly_global_find(FlyInterp *I, const char *name, uint32_t len);
+bool fly_global_add(FlyInterp *I, const char *name, uint32_t len, const FlyNode *decl,
+                    const FlyNode *block);
+/* The value of a name: locals, then globals (evaluated on demand), then
+ * builtins. NULL after an error; *found false when the name is unknown. */
+const FlyVal *fly_lookup(FlyInterp *I, FlyScope *s, const FlyNode *at, const char *name,
+                         uint32_t len, bool *found);
+const FlyVal *fly_global_value(FlyInterp *I, FlyGlobal *g, const FlyNode *at);
+
+/* ---- evaluation ----------------------------------------------------------------- */
+
+const FlyVal *fly_eval(FlyInterp *I, FlyScope *s, const FlyNode *e);
+/* Evaluates and requires a static value; `what` says what needs it. */
+const FlyVal *fly_eval_static(FlyInterp *I, FlyScope *s, const FlyNode *e, const char *what);
+/* A block's statements in scope s (a new scope is made for it); the value of
+ * its tail expression or final if/else, or the none value. */
+const FlyVal *fly_eval_block(FlyInterp *I, FlyScope *s, const FlyNode *block);
+/* Statements of one list in scope s; false after an error or a return. */
+bool fly_exec_stmt(FlyInterp *I, FlyScope *s, const FlyNode *st);
+bool fly_bind_pattern(FlyInterp *I, FlyScope *s, const FlyNode *pat, const FlyVal *v,
+                      const FlyNode *value_node);
+
+/* Operators, shared with the builtins (min, max, math). */
+const FlyVal *fly_binary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *b,
+                         const FlyNode *at);
+/* The common type of two operands where one may be static: numbers take the
+ * runtime side's type. NULL after an error. */
+const FlyType *fly_operand_type(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyNode *at);
+
+const FlyVal *fly_unary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyNode *at);
+bool fly_int_fits(const FlyType *t, int64_t v);
+/* if, runtime or static, as a value or a statement. */
+const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e);
+
+/* ---- calls ------------------------------------------------------------------------ */
+
+typedef struct FlyArgs {
+  int n; /* positional */
+  const FlyVal **v;
+  const FlyNode **node; /* for messages; the call node when there is none */
+  int nnamed;
+  const FlyNode **named; /* FLY_NAMED_ARG nodes */
+  const FlyVal **named_v;
+  const FlyNode *call;
+} FlyArgs;
+
+const FlyVal *fly_call_fn(FlyInterp *I, const FlyNode *fn, const FlyArgs *args);
+const FlyVal *fly_call_value(FlyInterp *I, const FlyVal *callee, const FlyArgs *args);
+
+/* ---- types (fly_interp_types.c) ---------------------------------------------------- */
+
+/* The type an annotation names. NULL after an error. */
+const FlyType *fly_eval_type(FlyInterp *I, FlyScope *s, const FlyNode *t);
+/* A type value applied to arguments: vec<4, f32>(0.0), rmem<f32>(8) ... */
+const FlyVal *fly_construct(FlyInterp *I, const FlyType *t, const FlyArgs *args);
+/* v converted to type t: `as` (explicit: may wrap and truncate) or an
+ * annotation, argument or operand (implicit: exact conversions only). */
+const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at,
+                          bool explicit_cast);
+/* The runtime type a static number takes where no other type is implied:
+ * int -> i32, float -> f32, bool -> i1; a typed constant keeps its type. */
+const FlyType *fly_default_runtime_type(const FlyVal *v);
+/* A runtime value holding v (which may already be one). */
+const FlyVal *fly_to_runtime(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at);
+
+/* ---- builtins (fly_builtins.c) ------------------------------------------------------ */
+
+/* The builtin value of a name, or NULL when there is none. */
+const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len);
+bool fly_is_builtin_name(const char *name, uint32_t len);
+const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *args);
+/* A member of a value: fields of target and the GPU indices, atom names of
+   nv and amd, and methods (x.f is the builtin f with x as its first argument). */
+const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *member);
+/* Tensor indexing and slicing (fly_builtins_data.c). */
+const FlyVal *fly_index_tensor(FlyInterp *I, const FlyVal *t, int n, const FlyVal **idx,
+                               const FlyNode *at);
+/* The layout a static tensor pattern describes, or NULL when a leaf is
+   runtime (no error reported). */
+const FlyLayout *fly_tensor_static_layout(FlyInterp *I, const FlyTensor *t);
+const FlyVal *fly_make_tensor(FlyInterp *I, const FlyType *elem, FlySpace space,
+                              const FlyVal *shape, const FlyVal *stride);
+
+/* Values as algebra inputs; each reports its own error at `at`. */
+FlyTuple *fly_val_to_tuple(FlyInterp *I, const FlyVal *v, const FlyNode *at, const char *what);
+const FlyVal *fly_tuple_to_val(FlyInterp *I, const FlyTuple *t);
+FlyTiler *fly_val_to_tiler(FlyInterp *I, const FlyVal *v, const FlyNode *at);
+const FlyLayout *fly_val_to_layout(FlyInterp *I, const FlyVal *v, const FlyNode *at,
+                                   const char *what);
+bool fly_val_to_int(FlyInterp *I, const FlyVal *v, const FlyNode *at, const char *what,
+                    int64_t *out);
+
+#endif

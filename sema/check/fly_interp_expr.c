@@ -1,0 +1,304 @@
+/* fly_interp_expr.c — evaluating expressions. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "fly_interp.h"
+
+enum { MAX_EVAL_DEPTH = 6000 };
+
+/* An integer literal above the largest int is allowed only where it means
+   a bit pattern or the smallest int: `-9223372036854775808`, `x as i64`. */
+static const FlyVal *int_literal(FlyInterp *I, const FlyNode *e) {
+  if (e->ival > (uint64_t)INT64_MAX)
+    return fly_err(I, e,
+                   "integer literal %" PRIu64 " does not fit in int (the largest is %" PRId64
+                   "); for a bit pattern, cast it: %" PRIu64 " as i64",
+                   e->ival, INT64_MAX, e->ival);
+  return fly_val_int(&I->A, (int64_t)e->ival, NULL);
+}
+
+static const FlyVal *eval_list(FlyInterp *I, FlyScope *s, const FlyNode *list, int *n,
+                               const FlyVal ***out) {
+  int count = 0;
+  for (const FlyNode *k = list; k; k = k->next)
+    count++;
+  const FlyVal **v = fly_alloc(&I->A, sizeof *v * (size_t)(count ? count : 1));
+  if (!v)
+    return NULL;
+  int i = 0;
+  for (const FlyNode *k = list; k; k = k->next) {
+    v[i] = fly_eval(I, s, k);
+    if (!v[i])
+      return NULL;
+    i++;
+  }
+  *n = count;
+  *out = v;
+  return fly_val_none();
+}
+
+static const FlyVal *eval_tuple(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  int n;
+  const FlyVal **v;
+  if (!eval_list(I, s, e->kid[0], &n, &v))
+    return NULL;
+  return fly_val_tuple(&I->A, n, v);
+}
+
+/* shape:stride, both static integer tuples of the same form. */
+static const FlyVal *eval_layout(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  const FlyVal *shape = fly_eval(I, s, e->kid[0]);
+  const FlyVal *stride = shape ? fly_eval(I, s, e->kid[1]) : NULL;
+  if (!stride)
+    return NULL;
+  if (!fly_val_is_static(shape))
+    return fly_err_not_static(I, e->kid[0], shape, "the shape of a layout");
+  if (!fly_val_is_static(stride))
+    return fly_err_not_static(I, e->kid[1], stride, "the stride of a layout");
+  FlyTuple *sh = fly_val_to_tuple(I, shape, e->kid[0], "the shape of a layout");
+  FlyTuple *st = sh ? fly_val_to_tuple(I, stride, e->kid[1], "the stride of a layout") : NULL;
+  if (!st)
+    return NULL;
+  if (!fly_tuple_congruent(sh, st))
+    return fly_err(I, e, "the shape %s and the stride %s of a layout must have the same form",
+                   fly_tuple_str(&I->A, sh), fly_tuple_str(&I->A, st));
+  FlyLayout *L = fly_layout_make(&I->A, sh, st);
+  return L ? fly_val_layout(&I->A, L) : fly_err_algebra(I, e);
+}
+
+/* Coordinates of an index: one value, or a tuple of several. */
+static const FlyVal *coordinate(FlyInterp *I, int n, const FlyVal **idx) {
+  return n == 1 ? idx[0] : fly_val_tuple(&I->A, n, idx);
+}
+
+static bool has_underscore(const FlyVal *v) {
+  if (v->kind == FLY_V_UNDERSCORE)
+    return true;
+  if (v->kind == FLY_V_TUPLE)
+    for (int i = 0; i < v->n; i++)
+      if (has_underscore(v->elems[i]))
+        return true;
+  return false;
+}
+
+static const FlyVal *index_layout(FlyInterp *I, const FlyVal *base, const FlyVal *crd,
+                                  const FlyNode *e) {
+  if (!fly_val_is_static(crd))
+    return fly_err_not_static(I, e->kid[1], crd, "a coordinate of a layout");
+  FlyTuple *c = fly_val_to_tuple(I, crd, e->kid[1], "a coordinate");
+  if (!c)
+    return NULL;
+  if (base->kind == FLY_V_COMPOSED) {
+    if (has_underscore(crd)) {
+      FlyComposed *C = fly_composed_slice(&I->A, c, base->composed);
+      if (!C)
+        return fly_err_algebra(I, e);
+      FlyVal *v = fly_val_new(&I->A, FLY_V_COMPOSED);
+      if (v)
+        v->composed = C;
+      return v;
+    }
+    int64_t idx;
+    if (!fly_composed_crd2idx(&I->A, c, base->composed, &idx))
+      return fly_err_algebra(I, e);
+    return fly_val_int(&I->A, idx, NULL);
+  }
+  if (has_underscore(crd)) {
+    int64_t offset;
+    FlyLayout *L = fly_layout_slice(&I->A, c, base->layout, &offset);
+    return L ? fly_val_layout(&I->A, L) : fly_err_algebra(I, e);
+  }
+  int64_t idx;
+  if (!fly_layout_crd2idx(&I->A, c, base->layout, &idx))
+    return fly_err_algebra(I, e);
+  return fly_val_int(&I->A, idx, NULL);
+}
+
+static const FlyVal *eval_index(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  const FlyVal *base = fly_eval(I, s, e->kid[0]);
+  int n;
+  const FlyVal **idx;
+  if (!base || !eval_list(I, s, e->kid[1], &n, &idx))
+    return NULL;
+  if (n == 0)
+    return fly_err(I, e, "an index needs at least one coordinate");
+  switch (base->kind) {
+  case FLY_V_TENSOR:
+    return fly_index_tensor(I, base, n, idx, e);
+  case FLY_V_LAYOUT:
+  case FLY_V_COMPOSED:
+    return index_layout(I, base, coordinate(I, n, idx), e);
+  case FLY_V_TUPLE: {
+    int64_t i;
+    if (n != 1)
+      return fly_err(I, e, "a tuple takes one index, not %d", n);
+    if (!fly_val_is_static(idx[0]))
+      return fly_err_not_static(I, e->kid[1], idx[0], "the index of a tuple element");
+    if (!fly_val_to_int(I, idx[0], e->kid[1], "the index of a tuple element", &i))
+      return NULL;
+    if (i < 0 || i >= base->n)
+      return fly_err(I, e->kid[1], "index %" PRId64 " is out of range for a tuple of %d elements",
+                     i, base->n);
+    return base->elems[i];
+  }
+  default:
+    return fly_err(I, e->kid[0], "%s cannot be indexed", fly_val_describe(&I->A, base));
+  }
+}
+
+static const FlyVal *eval_call(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  const FlyVal *callee = fly_eval(I, s, e->kid[0]);
+  if (!callee)
+    return NULL;
+  FlyArgs a = {.call = e};
+  int count = 0;
+  for (const FlyNode *k = e->kid[1]; k; k = k->next)
+    count++;
+  size_t cap = (size_t)(count ? count : 1);
+  a.v = fly_alloc(&I->A, sizeof *a.v * cap);
+  a.node = fly_alloc(&I->A, sizeof *a.node * cap);
+  a.named = fly_alloc(&I->A, sizeof *a.named * cap);
+  a.named_v = fly_alloc(&I->A, sizeof *a.named_v * cap);
+  if (!a.v || !a.node || !a.named || !a.named_v)
+    return NULL;
+  for (const FlyNode *k = e->kid[1]; k; k = k->next) {
+    if (k->kind == FLY_NAMED_ARG) {
+      const FlyVal *v = fly_eval(I, s, k->kid[0]);
+      if (!v)
+        return NULL;
+      a.named[a.nnamed] = k;
+      a.named_v[a.nnamed++] = v;
+      continue;
+    }
+    if (a.nnamed > 0)
+      return fly_err(I, k, "positional arguments come before named ones");
+    const FlyVal *v = fly_eval(I, s, k);
+    if (!v)
+      return NULL;
+    a.node[a.n] = k;
+    a.v[a.n++] = v;
+  }
+  return fly_call_value(I, callee, &a);
+}
+
+static const FlyVal *eval_name(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  bool found;
+  const FlyVal *v = fly_lookup(I, s, e, e->str, e->len, &found);
+  if (!found)
+    return fly_err(I, e, "unknown name '%s'", e->str);
+  return v;
+}
+
+static const FlyVal *eval_unary(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  const FlyNode *k = e->kid[0];
+  /* -9223372036854775808: the one literal above the largest int that has a
+     meaning of its own. */
+  if (e->op == FLY_OP_NEG && k && k->kind == FLY_INT && k->ival == (uint64_t)INT64_MAX + 1)
+    return fly_val_int(&I->A, INT64_MIN, NULL);
+  return fly_unary(I, (FlyOp)e->op, fly_eval(I, s, k), e);
+}
+
+static const FlyVal *eval_binary(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  const FlyVal *a = fly_eval(I, s, e->kid[0]);
+  if (!a)
+    return NULL;
+  /* && and || skip their right side when the left decides, as in C: a
+     compile-time guard such as `N > 0 && M % N == 0` then never divides by
+     zero. */
+  if ((e->op == FLY_OP_AND || e->op == FLY_OP_OR) && a->kind == FLY_V_BOOL &&
+      a->i == (e->op == FLY_OP_OR))
+    return a;
+  const FlyVal *b = fly_eval(I, s, e->kid[1]);
+  return fly_binary(I, (FlyOp)e->op, a, b, e);
+}
+
+static const FlyVal *eval_cast(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  const FlyType *t = fly_eval_type(I, s, e->kid[1]);
+  if (!t)
+    return NULL;
+  const FlyNode *k = e->kid[0];
+  /* A literal above the largest int cast to an integer type is a bit
+     pattern: 18446744073709551615 as i64 is -1. */
+  if (k && k->kind == FLY_INT && k->ival > (uint64_t)INT64_MAX && fly_type_is_int(t))
+    return fly_convert(I, fly_val_int(&I->A, (int64_t)k->ival, fly_type_scalar(FLY_TYPE_I64)), t, e,
+                       true);
+  const FlyVal *v = fly_eval(I, s, k);
+  return v ? fly_convert(I, v, t, e, true) : NULL;
+}
+
+static const FlyVal *dispatch(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  switch ((FlyNodeKind)e->kind) {
+  case FLY_INT:
+    return int_literal(I, e);
+  case FLY_FLOAT:
+    return fly_val_float(&I->A, e->fval, NULL);
+  case FLY_BOOL:
+    return fly_val_bool(e->ival != 0);
+  case FLY_STRING:
+    return fly_val_str(&I->A, e->str, e->len);
+  case FLY_NAME:
+    return eval_name(I, s, e);
+  case FLY_UNDERSCORE:
+    return fly_val_underscore();
+  case FLY_DYNAMIC:
+    return fly_err(I, e,
+                   "'?' stands for a value given at launch and is allowed only in the "
+                   "layout of a tensor type, such as tensor<f32, (?, ?):(?, 1)>");
+  case FLY_TYPE:
+  case FLY_TYPE_APPLY:
+    return fly_val_type(&I->A, fly_eval_type(I, s, e));
+  case FLY_TUPLE:
+    return eval_tuple(I, s, e);
+  case FLY_LAYOUT:
+    return eval_layout(I, s, e);
+  case FLY_UNARY:
+    return eval_unary(I, s, e);
+  case FLY_BINARY:
+    return eval_binary(I, s, e);
+  case FLY_CAST:
+    return eval_cast(I, s, e);
+  case FLY_CALL:
+    return eval_call(I, s, e);
+  case FLY_INDEX:
+    return eval_index(I, s, e);
+  case FLY_MEMBER: {
+    const FlyVal *base = fly_eval(I, s, e->kid[0]);
+    return base ? fly_member(I, base, e) : NULL;
+  }
+  case FLY_NAMED_ARG:
+    return fly_err(I, e, "a named argument is allowed only in a call");
+  case FLY_IF:
+    return fly_eval_if(I, s, e);
+  case FLY_BLOCK:
+    return fly_eval_block(I, s, e);
+  default:
+    return fly_err(I, e, "this is a statement, not a value");
+  }
+}
+
+const FlyVal *fly_eval(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  if (!e || !fly_interp_step(I, e))
+    return NULL;
+  if (I->eval_depth >= MAX_EVAL_DEPTH) {
+    fly_err(I, e, "compile-time evaluation nested too deeply (limit is %d levels)", MAX_EVAL_DEPTH);
+    I->aborted = true;
+    return NULL;
+  }
+  I->eval_depth++;
+  const FlyVal *v = dispatch(I, s, e);
+  I->eval_depth--;
+  if (I->aborted)
+    return NULL;
+  /* An algebra error that no caller turned into a message is a bug; make
+     sure it is seen rather than silently dropped. */
+  if (!v && fly_algebra_failed(&I->A))
+    fly_err_algebra(I, e);
+  return v;
+}
+
+const FlyVal *fly_eval_static(FlyInterp *I, FlyScope *s, const FlyNode *e, const char *what) {
+  const FlyVal *v = fly_eval(I, s, e);
+  if (v && !fly_val_is_static(v))
+    return fly_err_not_static(I, e, v, what);
+  return v;
+}

@@ -1,0 +1,522 @@
+/* fly_interp_stmt.c — statements and blocks: let and patterns, const and
+ * const blocks, static_assert, if (at compile time or at run time), for
+ * loops (unrolled or at run time) with carried state, return and yield. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "fly_interp.h"
+
+/* ---- patterns ------------------------------------------------------------------------ */
+
+bool fly_bind_pattern(FlyInterp *I, FlyScope *s, const FlyNode *pat, const FlyVal *v,
+                      const FlyNode *value_node) {
+  if (!pat || !v)
+    return false;
+  switch (pat->kind) {
+  case FLY_PAT_NAME:
+    return fly_scope_bind(I, s, pat->str, pat->len, v, pat);
+  case FLY_PAT_WILDCARD:
+    return true;
+  case FLY_PAT_TUPLE: {
+    int n = 0;
+    for (const FlyNode *k = pat->kid[0]; k; k = k->next)
+      n++;
+    if (v->kind != FLY_V_TUPLE || v->n != n) {
+      fly_err(I, pat, "this pattern takes a tuple of %d element%s, but the value is %s", n,
+              n == 1 ? "" : "s",
+              v->kind == FLY_V_TUPLE ? fly_val_str_canonical(&I->A, v)
+                                     : fly_val_describe(&I->A, v));
+      if (value_node)
+        fly_interp_note(I, value_node, "the value comes from here");
+      return false;
+    }
+    int i = 0;
+    for (const FlyNode *k = pat->kid[0]; k; k = k->next, i++)
+      if (!fly_bind_pattern(I, s, k, v->elems[i], value_node))
+        return false;
+    return true;
+  }
+  default:
+    fly_err(I, pat, "this is not a pattern");
+    return false;
+  }
+}
+
+/* ---- merging the values of runtime branches ---------------------------------------- */
+
+static bool is_number(const FlyVal *v) {
+  return v->kind == FLY_V_INT || v->kind == FLY_V_FLOAT || v->kind == FLY_V_BOOL ||
+         v->kind == FLY_V_RUNTIME;
+}
+
+/* The value after a runtime choice between a and b: equal static values
+   stay static; numbers become a runtime value of their common type. */
+static const FlyVal *merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyNode *at,
+                           FlyOrigin origin, const char *what) {
+  if (a->kind == FLY_V_NONE || b->kind == FLY_V_NONE)
+    return fly_val_none();
+  if (a->kind != FLY_V_RUNTIME && b->kind != FLY_V_RUNTIME && a->kind != FLY_V_TENSOR &&
+      b->kind != FLY_V_TENSOR && a->kind == b->kind && fly_val_equal(a, b) &&
+      fly_type_equal(a->type, b->type))
+    return a;
+  if (is_number(a) && is_number(b)) {
+    const FlyType *t = fly_operand_type(I, a, b, at);
+    if (!t && (a->type || b->type || a->kind == FLY_V_RUNTIME || b->kind == FLY_V_RUNTIME))
+      return NULL;
+    if (!t) {
+      bool fl = a->kind == FLY_V_FLOAT || b->kind == FLY_V_FLOAT;
+      if ((a->kind == FLY_V_BOOL) != (b->kind == FLY_V_BOOL))
+        return fly_err(I, at, "%s give a boolean and a number", what);
+      t = fly_type_scalar(a->kind == FLY_V_BOOL ? FLY_TYPE_I1 : fl ? FLY_TYPE_F32 : FLY_TYPE_I32);
+    }
+    return fly_val_runtime(&I->A, t, origin);
+  }
+  if (a->kind == FLY_V_TUPLE && b->kind == FLY_V_TUPLE && a->n == b->n) {
+    const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(a->n ? a->n : 1));
+    if (!e)
+      return NULL;
+    for (int i = 0; i < a->n; i++)
+      if (!(e[i] = merge(I, a->elems[i], b->elems[i], at, origin, what)))
+        return NULL;
+    return fly_val_tuple(&I->A, a->n, e);
+  }
+  if (a->kind == FLY_V_TENSOR && b->kind == FLY_V_TENSOR)
+    return fly_err(I, at,
+                   "%s give two tensors; a runtime choice between tensors is not "
+                   "supported (choose with 'if const', or choose an index)",
+                   what);
+  return fly_err(I, at, "%s give different values: %s and %s", what, fly_val_describe(&I->A, a),
+                 fly_val_describe(&I->A, b));
+}
+
+/* ---- if ---------------------------------------------------------------------------- */
+
+static const FlyVal *eval_branch(FlyInterp *I, FlyScope *s, const FlyNode *b) {
+  if (!b)
+    return fly_val_none();
+  return b->kind == FLY_IF ? fly_eval_if(I, s, b) : fly_eval_block(I, s, b);
+}
+
+static bool static_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at, bool *out) {
+  if (c->kind != FLY_V_BOOL) {
+    fly_err(I, at, "a condition must be a boolean, not %s", fly_val_describe(&I->A, c));
+    return false;
+  }
+  *out = c->i != 0;
+  return true;
+}
+
+const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  bool is_const = e->flags & FLY_IS_CONST;
+  const FlyVal *c = is_const ? fly_eval_static(I, s, e->kid[0], "the condition of 'if const'")
+                             : fly_eval(I, s, e->kid[0]);
+  if (!c)
+    return NULL;
+  /* A condition known at compile time chooses, whether or not the if is
+     marked const: only the chosen branch is evaluated. */
+  if (c->kind != FLY_V_RUNTIME) {
+    bool taken;
+    if (!static_condition(I, c, e->kid[0], &taken))
+      return NULL;
+    return eval_branch(I, s, taken ? e->kid[1] : e->kid[2]);
+  }
+  const FlyType *t = c->type;
+  if (t->kind != FLY_TY_SCALAR || t->code != FLY_TYPE_I1)
+    return fly_err(I, e->kid[0], "a condition must be a boolean (i1), not %s",
+                   fly_type_str(&I->A, t));
+  I->runtime_flow++;
+  const FlyVal *a = eval_branch(I, s, e->kid[1]);
+  const FlyVal *b = a ? eval_branch(I, s, e->kid[2]) : NULL;
+  I->runtime_flow--;
+  if (!a || !b)
+    return NULL;
+  FlyOrigin origin = {e->kid[0], "the condition of a runtime if"};
+  return merge(I, a, b, e, origin, "the branches of this if");
+}
+
+/* ---- blocks ------------------------------------------------------------------------ */
+
+static bool is_final_if(const FlyNode *st) {
+  return st->kind == FLY_EXPR_STMT && st->kid[0] && st->kid[0]->kind == FLY_IF &&
+         st->kid[0]->kid[2];
+}
+
+const FlyVal *fly_eval_block(FlyInterp *I, FlyScope *s, const FlyNode *block) {
+  FlyScope *inner = fly_scope_new(I, s);
+  if (!inner)
+    return NULL;
+  for (const FlyNode *st = block->kid[0]; st; st = st->next) {
+    /* A block that ends with an if/else statement has that if's value. */
+    if (!st->next && !block->kid[1] && is_final_if(st)) {
+      const FlyVal *v = fly_eval_if(I, inner, st->kid[0]);
+      return I->returning ? fly_val_none() : v;
+    }
+    if (!fly_exec_stmt(I, inner, st))
+      return I->returning ? fly_val_none() : NULL;
+  }
+  if (!block->kid[1])
+    return fly_val_none();
+  return fly_eval(I, inner, block->kid[1]);
+}
+
+/* ---- let, const, static_assert --------------------------------------------------------- */
+
+static bool exec_let(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  const FlyVal *v = fly_eval(I, s, st->kid[2]);
+  if (!v)
+    return false;
+  if (v->kind == FLY_V_NONE) {
+    fly_err(I, st->kid[2], "this has no value to bind");
+    return false;
+  }
+  if (I->in_const && !fly_val_is_static(v)) {
+    fly_err_not_static(I, st->kid[2], v, "a value in a const block");
+    return false;
+  }
+  if (st->kid[1]) {
+    const FlyType *t = fly_eval_type(I, s, st->kid[1]);
+    v = t ? fly_convert(I, v, t, st->kid[2], false) : NULL;
+  }
+  return fly_bind_pattern(I, s, st->kid[0], v, st->kid[2]);
+}
+
+static bool exec_const(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  const FlyVal *v = fly_eval_static(I, s, st->kid[2], "the value of a const");
+  if (!v)
+    return false;
+  if (v->kind == FLY_V_NONE) {
+    fly_err(I, st->kid[2], "this has no value to bind");
+    return false;
+  }
+  if (st->kid[1]) {
+    const FlyType *t = fly_eval_type(I, s, st->kid[1]);
+    v = t ? fly_convert(I, v, t, st->kid[2], false) : NULL;
+    if (!v)
+      return false;
+  }
+  return fly_scope_bind(I, s, st->str, st->len, v, st);
+}
+
+/* The statements of a const block run at compile time; the names they bind
+   become constants of the enclosing scope. */
+static bool exec_const_block(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  const FlyNode *block = st->kid[0];
+  FlyScope *inner = fly_scope_new(I, s);
+  if (!inner || !block)
+    return false;
+  I->in_const++;
+  bool ok = true;
+  for (const FlyNode *k = block->kid[0]; k && ok; k = k->next)
+    ok = fly_exec_stmt(I, inner, k);
+  I->in_const--;
+  if (!ok)
+    return false;
+  /* Bindings are a chain newest first; re-bind oldest first so that a later
+     binding of the same name still wins. */
+  int n = 0;
+  for (FlyBinding *b = inner->head; b; b = b->next)
+    n++;
+  FlyBinding **order = fly_alloc(&I->A, sizeof *order * (size_t)(n ? n : 1));
+  if (!order)
+    return false;
+  int i = n;
+  for (FlyBinding *b = inner->head; b; b = b->next)
+    order[--i] = b;
+  for (i = 0; i < n; i++)
+    if (!fly_scope_bind(I, s, order[i]->name, order[i]->len, order[i]->value, order[i]->decl))
+      return false;
+  return true;
+}
+
+static bool exec_static_assert(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  const FlyVal *c = fly_eval_static(I, s, st->kid[0], "the condition of static_assert");
+  if (!c)
+    return false;
+  bool holds;
+  if (!static_condition(I, c, st->kid[0], &holds))
+    return false;
+  const FlyVal *msg = NULL;
+  if (st->kid[1]) {
+    msg = fly_eval_static(I, s, st->kid[1], "the message of static_assert");
+    if (!msg)
+      return false;
+    if (msg->kind != FLY_V_STR) {
+      fly_err(I, st->kid[1], "the message of static_assert must be a string, not %s",
+              fly_val_describe(&I->A, msg));
+      return false;
+    }
+  }
+  if (holds)
+    return true;
+  if (msg)
+    fly_err(I, st->kid[0], "static assertion failed: %.*s", (int)msg->len, msg->s);
+  else
+    fly_err(I, st->kid[0], "static assertion failed");
+  return false;
+}
+
+/* ---- loops -------------------------------------------------------------------------- */
+
+typedef struct Carries {
+  int n;
+  const FlyNode **node; /* FLY_CARRY */
+  const FlyVal **value;
+} Carries;
+
+static bool eval_carries(FlyInterp *I, FlyScope *s, const FlyNode *list, Carries *c) {
+  c->n = 0;
+  for (const FlyNode *k = list; k; k = k->next)
+    c->n++;
+  size_t cap = (size_t)(c->n ? c->n : 1);
+  c->node = fly_alloc(&I->A, sizeof *c->node * cap);
+  c->value = fly_alloc(&I->A, sizeof *c->value * cap);
+  if (!c->node || !c->value)
+    return false;
+  int i = 0;
+  for (const FlyNode *k = list; k; k = k->next, i++) {
+    c->node[i] = k;
+    c->value[i] = fly_eval(I, s, k->kid[0]);
+    if (!c->value[i])
+      return false;
+    if (c->value[i]->kind == FLY_V_NONE) {
+      fly_err(I, k->kid[0], "this has no value to carry");
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Runs one iteration of a loop body with the loop variable and the carried
+   values bound; returns the values yielded (one per carry) in next. */
+static bool run_body(FlyInterp *I, FlyScope *s, const FlyNode *loop, const FlyVal *var, Carries *c,
+                     const FlyVal **next) {
+  FlyScope *inner = fly_scope_new(I, s);
+  if (!inner || !fly_bind_pattern(I, inner, loop->kid[0], var, loop->kid[1]))
+    return false;
+  for (int i = 0; i < c->n; i++)
+    if (!fly_scope_bind(I, inner, c->node[i]->str, c->node[i]->len, c->value[i], c->node[i]))
+      return false;
+  const FlyNode *body = loop->kid[3];
+  const FlyVal *saved = I->yielded;
+  I->yielded = NULL;
+  I->loop_body++;
+  bool ok = true;
+  const FlyNode *last = NULL;
+  for (const FlyNode *st = body ? body->kid[0] : NULL; st && ok; st = st->next) {
+    last = st;
+    if (st->kind == FLY_YIELD && st->next) {
+      fly_err(I, st, "'yield' must be the last statement of a loop body");
+      ok = false;
+      break;
+    }
+    ok = fly_exec_stmt(I, inner, st);
+  }
+  if (ok && body && body->kid[1]) {
+    ok = false;
+    fly_err(I, body->kid[1],
+            "a loop body has no value: end it with 'yield' to carry values, or add ';'");
+  }
+  I->loop_body--;
+  const FlyVal *y = I->yielded;
+  I->yielded = saved;
+  if (!ok)
+    return false;
+  if (c->n == 0) {
+    if (y) {
+      fly_err(I, last, "this loop carries no values, so there is nothing to yield");
+      return false;
+    }
+    return true;
+  }
+  if (!y) {
+    fly_err(I, body ? body : loop,
+            "the loop carries %d value%s, so its body must end with "
+            "'yield' giving %s",
+            c->n, c->n == 1 ? "" : "s", c->n == 1 ? "it" : "them");
+    return false;
+  }
+  if (c->n == 1) {
+    next[0] = y;
+    return true;
+  }
+  if (y->kind != FLY_V_TUPLE || y->n != c->n) {
+    fly_err(I, last, "the loop carries %d values, so 'yield' must give a tuple of %d, not %s", c->n,
+            c->n, fly_val_describe(&I->A, y));
+    return false;
+  }
+  for (int i = 0; i < c->n; i++)
+    next[i] = y->elems[i];
+  return true;
+}
+
+static bool unrolled_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const FlyObject *r,
+                          Carries *c) {
+  const FlyVal **next = fly_alloc(&I->A, sizeof *next * (size_t)(c->n ? c->n : 1));
+  if (!next)
+    return false;
+  for (int64_t i = r->lo->i; i < r->hi->i; i += r->step->i) {
+    if (!fly_interp_step(I, st))
+      return false;
+    if (!run_body(I, s, st, fly_val_int(&I->A, i, NULL), c, next))
+      return false;
+    if (I->returning)
+      return false;
+    memcpy(c->value, next, sizeof *next * (size_t)c->n);
+  }
+  return true;
+}
+
+/* The body of a runtime loop is checked once with the carried values as
+   runtime values of their types. A carried number that starts as a
+   constant takes the type of what the body yields, so `carry (acc = 0.0)`
+   accumulating f16 values carries an f16. */
+static bool runtime_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const FlyObject *r,
+                         Carries *c) {
+  FlyOrigin origin = {st->kid[0], "the variable of a runtime loop"};
+  const FlyVal *a = r->lo, *b = r->hi;
+  const FlyType *t = fly_operand_type(I, a, b, st->kid[1]);
+  if (!t)
+    t = fly_type_scalar(FLY_TYPE_I32);
+  if (t->kind != FLY_TY_SCALAR || !fly_type_is_int(t)) {
+    fly_err(I, st->kid[1], "the bounds of a loop must be integers, not %s", fly_type_str(&I->A, t));
+    return false;
+  }
+  const FlyVal *var = fly_val_runtime(&I->A, t, origin);
+  const FlyVal **init = fly_alloc(&I->A, sizeof *init * (size_t)(c->n ? c->n : 1));
+  const FlyVal **next = fly_alloc(&I->A, sizeof *next * (size_t)(c->n ? c->n : 1));
+  if (!init || !next)
+    return false;
+  memcpy(init, c->value, sizeof *init * (size_t)c->n);
+  for (int i = 0; i < c->n; i++) {
+    const FlyVal *v = c->value[i];
+    if (v->kind == FLY_V_INT || v->kind == FLY_V_FLOAT || v->kind == FLY_V_BOOL) {
+      FlyOrigin o = {c->node[i], "a value carried by a runtime loop"};
+      c->value[i] = fly_val_runtime(&I->A, fly_default_runtime_type(v), o);
+    }
+  }
+  for (int attempt = 0; attempt < 2; attempt++) {
+    I->runtime_flow++;
+    bool ok = run_body(I, s, st, var, c, next);
+    I->runtime_flow--;
+    if (!ok)
+      return false;
+    bool retry = false;
+    for (int i = 0; i < c->n; i++) {
+      const FlyVal *have = c->value[i], *got = next[i];
+      if (have->kind == FLY_V_RUNTIME && got->kind == FLY_V_RUNTIME &&
+          !fly_type_equal(have->type, got->type) && init[i]->kind != FLY_V_RUNTIME &&
+          attempt == 0) {
+        c->value[i] = fly_val_runtime(&I->A, got->type, have->origin);
+        retry = true;
+        continue;
+      }
+      FlyOrigin o = {c->node[i], "a value carried by a runtime loop"};
+      const char *what = "the value yielded and the value carried";
+      const FlyVal *m = merge(I, have, got, c->node[i], o, what);
+      if (!m)
+        return false;
+      if (have->kind == FLY_V_RUNTIME && m->kind == FLY_V_RUNTIME &&
+          !fly_type_equal(have->type, m->type)) {
+        fly_err(I, c->node[i], "'%s' is carried as %s but the loop yields %s", c->node[i]->str,
+                fly_type_str(&I->A, have->type), fly_type_str(&I->A, m->type));
+        return false;
+      }
+    }
+    if (!retry)
+      break;
+  }
+  return true;
+}
+
+static bool exec_for(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  const FlyVal *range = fly_eval(I, s, st->kid[1]);
+  if (!range)
+    return false;
+  if (range->kind != FLY_V_OBJECT || range->object.kind != FLY_OBJ_RANGE) {
+    fly_err(I, st->kid[1], "a for loop runs over range(...) or range_const(...), not %s",
+            fly_val_describe(&I->A, range));
+    return false;
+  }
+  Carries c;
+  if (!eval_carries(I, s, st->kid[2], &c))
+    return false;
+  bool ok = range->object.unrolled ? unrolled_loop(I, s, st, &range->object, &c)
+                                   : runtime_loop(I, s, st, &range->object, &c);
+  if (!ok)
+    return false;
+  /* After the loop, the carried names hold their final values. */
+  for (int i = 0; i < c.n; i++)
+    if (!fly_scope_bind(I, s, c.node[i]->str, c.node[i]->len, c.value[i], c.node[i]))
+      return false;
+  return true;
+}
+
+/* ---- return and yield ----------------------------------------------------------------- */
+
+static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  if (I->in_launch) {
+    fly_err(I, st, "'return' is not allowed in a launch block");
+    return false;
+  }
+  const FlyVal *v = st->kid[0] ? fly_eval(I, s, st->kid[0]) : fly_val_none();
+  if (!v)
+    return false;
+  if (I->runtime_flow > 0) {
+    /* A kernel may stop early under a runtime condition; the rest of its
+       body is still checked. A helper's result cannot depend on it. */
+    if (!I->frame && v->kind == FLY_V_NONE)
+      return true;
+    fly_err(I, st,
+            "a helper function cannot return from inside a runtime if or loop; make "
+            "the if the function's value instead (if c { a } else { b })");
+    return false;
+  }
+  I->returning = true;
+  I->returned = v;
+  return false;
+}
+
+static bool exec_yield(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  if (I->loop_body == 0) {
+    fly_err(I, st, "'yield' is allowed only as the last statement of a loop body");
+    return false;
+  }
+  const FlyVal *v = fly_eval(I, s, st->kid[0]);
+  if (!v)
+    return false;
+  I->yielded = v;
+  return true;
+}
+
+static bool exec(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  switch ((FlyNodeKind)st->kind) {
+  case FLY_LET:
+    return exec_let(I, s, st);
+  case FLY_CONST:
+    return exec_const(I, s, st);
+  case FLY_CONST_BLOCK:
+    return exec_const_block(I, s, st);
+  case FLY_STATIC_ASSERT:
+    return exec_static_assert(I, s, st);
+  case FLY_FOR:
+    return exec_for(I, s, st);
+  case FLY_RETURN:
+    return exec_return(I, s, st);
+  case FLY_YIELD:
+    return exec_yield(I, s, st);
+  case FLY_EXPR_STMT: {
+    const FlyVal *v = fly_eval(I, s, st->kid[0]);
+    return v != NULL && !I->returning;
+  }
+  default:
+    fly_err(I, st, "this statement is not allowed here");
+    return false;
+  }
+}
+
+bool fly_exec_stmt(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  if (!st || I->aborted)
+    return false;
+  bool ok = exec(I, s, st);
+  return ok && !I->returning && !I->aborted;
+}

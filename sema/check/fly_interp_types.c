@@ -1,0 +1,499 @@
+/* fly_interp_types.c — type annotations, conversions (implicit and `as`)
+ * and constructors such as vec<4, f32>(0.0) and smem<f16>((64, 32):(32, 1)). */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "fly_interp.h"
+
+enum { MAX_VEC = 4096 };
+
+/* ---- the layout of a tensor type: numbers where static, ? where given at launch ---- */
+
+static const FlyVal *eval_pattern(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  if (e->kind == FLY_DYNAMIC)
+    return fly_val_dynamic();
+  if (e->kind == FLY_TUPLE) {
+    int n = 0;
+    for (const FlyNode *k = e->kid[0]; k; k = k->next)
+      n++;
+    const FlyVal **v = fly_alloc(&I->A, sizeof *v * (size_t)(n ? n : 1));
+    if (!v)
+      return NULL;
+    int i = 0;
+    for (const FlyNode *k = e->kid[0]; k; k = k->next)
+      if (!(v[i++] = eval_pattern(I, s, k)))
+        return NULL;
+    return fly_val_tuple(&I->A, n, v);
+  }
+  const FlyVal *v = fly_eval_static(I, s, e, "a number in the layout of a type");
+  if (v && !fly_val_is_int_tuple(v))
+    return fly_err(I, e, "the layout of a type holds integers and '?', not %s",
+                   fly_val_describe(&I->A, v));
+  return v;
+}
+
+static bool congruent_pattern(const FlyVal *a, const FlyVal *b) {
+  bool sa = a->kind == FLY_V_TUPLE, sb = b->kind == FLY_V_TUPLE;
+  if (sa != sb)
+    return false;
+  if (!sa)
+    return true;
+  if (a->n != b->n)
+    return false;
+  for (int i = 0; i < a->n; i++)
+    if (!congruent_pattern(a->elems[i], b->elems[i]))
+      return false;
+  return true;
+}
+
+/* A pattern of `?` congruent to p: the strides of a type that gives only a
+   shape. */
+static const FlyVal *all_dynamic(FlyInterp *I, const FlyVal *p) {
+  if (p->kind != FLY_V_TUPLE)
+    return fly_val_dynamic();
+  const FlyVal **v = fly_alloc(&I->A, sizeof *v * (size_t)(p->n ? p->n : 1));
+  if (!v)
+    return NULL;
+  for (int i = 0; i < p->n; i++)
+    if (!(v[i] = all_dynamic(I, p->elems[i])))
+      return NULL;
+  return fly_val_tuple(&I->A, p->n, v);
+}
+
+static bool eval_layout_pattern(FlyInterp *I, FlyScope *s, const FlyNode *e, FlyType *t) {
+  if (e->kind == FLY_LAYOUT) {
+    t->shape = eval_pattern(I, s, e->kid[0]);
+    t->stride = t->shape ? eval_pattern(I, s, e->kid[1]) : NULL;
+    if (!t->stride)
+      return false;
+    if (!congruent_pattern(t->shape, t->stride)) {
+      fly_err(I, e, "the shape and the stride of a layout must have the same form");
+      return false;
+    }
+    return true;
+  }
+  if (e->kind != FLY_TUPLE && e->kind != FLY_DYNAMIC) {
+    const FlyVal *v = fly_eval_static(I, s, e, "the layout of a type");
+    if (!v)
+      return false;
+    if (v->kind == FLY_V_LAYOUT) {
+      t->shape = fly_tuple_to_val(I, v->layout->shape);
+      t->stride = fly_tuple_to_val(I, v->layout->stride);
+      return t->shape && t->stride;
+    }
+  }
+  t->shape = eval_pattern(I, s, e);
+  t->stride = t->shape ? all_dynamic(I, t->shape) : NULL;
+  return t->stride != NULL;
+}
+
+/* ---- annotations ------------------------------------------------------------------ */
+
+static int count_list(const FlyNode *k) {
+  int n = 0;
+  for (; k; k = k->next)
+    n++;
+  return n;
+}
+
+static const FlyType *vec_type(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  const FlyNode *a = e->kid[0];
+  if (count_list(a) != 2 || a->kind == FLY_NAMED_ARG || a->next->kind == FLY_NAMED_ARG) {
+    fly_err(I, e, "vec takes a length and an element type: vec<4, f32>");
+    return NULL;
+  }
+  const FlyVal *n = fly_eval_static(I, s, a, "the length of a vec");
+  int64_t len;
+  if (!n || !fly_val_to_int(I, n, a, "the length of a vec", &len))
+    return NULL;
+  if (len < 1 || len > MAX_VEC) {
+    fly_err(I, a, "the length of a vec must be between 1 and %d, not %" PRId64, MAX_VEC, len);
+    return NULL;
+  }
+  const FlyType *elem = fly_eval_type(I, s, a->next);
+  if (!elem)
+    return NULL;
+  if (elem->kind != FLY_TY_SCALAR && elem->kind != FLY_TY_VEC) {
+    fly_err(I, a->next, "the elements of a vec are numbers or vecs, not %s",
+            fly_type_str(&I->A, elem));
+    return NULL;
+  }
+  return fly_type_vec(&I->A, (int)len, elem);
+}
+
+static const FlyType *memory_type(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  FlyType *t = fly_alloc(&I->A, sizeof *t);
+  if (!t)
+    return NULL;
+  t->kind = FLY_TY_TENSOR;
+  t->space = e->op == FLY_TYPE_SMEM   ? FLY_SPACE_SHARED
+             : e->op == FLY_TYPE_RMEM ? FLY_SPACE_REGISTER
+                                      : FLY_SPACE_GLOBAL;
+  const char *ctor = fly_type_code_name((FlyTypeCode)e->op);
+  int positional = 0;
+  for (const FlyNode *a = e->kid[0]; a; a = a->next) {
+    if (a->kind == FLY_NAMED_ARG) {
+      if (strcmp(a->str, "align") != 0 || t->space != FLY_SPACE_GLOBAL) {
+        fly_err(I, a, "%s<...> has no argument named '%s'%s", ctor, a->str,
+                t->space == FLY_SPACE_GLOBAL ? " (only 'align')" : "");
+        return NULL;
+      }
+      int64_t align;
+      const FlyVal *v = fly_eval_static(I, s, a->kid[0], "the alignment of a tensor");
+      if (!v || !fly_val_to_int(I, v, a->kid[0], "the alignment", &align))
+        return NULL;
+      if (align < 1 || align > 4096 || (align & (align - 1))) {
+        fly_err(I, a->kid[0], "an alignment is a power of two from 1 to 4096 bytes, not %" PRId64,
+                align);
+        return NULL;
+      }
+      t->align = (int)align;
+      continue;
+    }
+    if (positional == 0) {
+      t->elem = fly_eval_type(I, s, a);
+      if (!t->elem)
+        return NULL;
+      if (t->elem->kind != FLY_TY_SCALAR) {
+        fly_err(I, a, "the elements of a %s are numbers, not %s", ctor,
+                fly_type_str(&I->A, t->elem));
+        return NULL;
+      }
+    } else if (positional == 1) {
+      if (!eval_layout_pattern(I, s, a, t))
+        return NULL;
+    } else {
+      fly_err(I, a, "%s takes an element type and a layout: %s<f32, (?, ?):(?, 1)>", ctor, ctor);
+      return NULL;
+    }
+    positional++;
+  }
+  if (positional == 0) {
+    fly_err(I, e, "%s needs an element type: %s<f32>", ctor, ctor);
+    return NULL;
+  }
+  return t;
+}
+
+static const FlyType *tuple_type(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  int n = count_list(e->kid[0]);
+  const FlyType **elems = fly_alloc(&I->A, sizeof *elems * (size_t)(n ? n : 1));
+  if (!elems)
+    return NULL;
+  int i = 0;
+  for (const FlyNode *k = e->kid[0]; k; k = k->next)
+    if (!(elems[i++] = fly_eval_type(I, s, k)))
+      return NULL;
+  return fly_type_tuple(&I->A, n, elems);
+}
+
+const FlyType *fly_eval_type(FlyInterp *I, FlyScope *s, const FlyNode *t) {
+  if (!t)
+    return NULL;
+  switch (t->kind) {
+  case FLY_TYPE:
+    return fly_type_scalar((FlyTypeCode)t->op);
+  case FLY_TYPE_APPLY:
+    return t->op == FLY_TYPE_VEC ? vec_type(I, s, t) : memory_type(I, s, t);
+  case FLY_TUPLE:
+    return tuple_type(I, s, t);
+  default: {
+    const FlyVal *v = fly_eval(I, s, t);
+    if (!v)
+      return NULL;
+    if (v->kind != FLY_V_TYPE) {
+      fly_err(I, t, "expected a type, but this is %s", fly_val_describe(&I->A, v));
+      return NULL;
+    }
+    return v->type_value;
+  }
+  }
+}
+
+/* ---- conversions ------------------------------------------------------------------ */
+
+const FlyType *fly_default_runtime_type(const FlyVal *v) {
+  if (v->type)
+    return v->type;
+  switch (v->kind) {
+  case FLY_V_FLOAT:
+    return fly_type_scalar(FLY_TYPE_F32);
+  case FLY_V_BOOL:
+    return fly_type_scalar(FLY_TYPE_I1);
+  default:
+    return fly_type_scalar(FLY_TYPE_I32);
+  }
+}
+
+/* Two's complement wrap of v to a type's width (an explicit cast). */
+static int64_t wrap(int64_t v, int bits) {
+  if (bits >= 64)
+    return v;
+  uint64_t m = ((uint64_t)1 << bits) - 1, u = (uint64_t)v & m;
+  uint64_t sign = (uint64_t)1 << (bits - 1);
+  return (int64_t)((u ^ sign) - sign);
+}
+
+static const FlyVal *mismatch(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
+  const char *have = fly_val_describe(&I->A, v);
+  const char *want = fly_type_str(&I->A, t);
+  if (v->kind == FLY_V_RUNTIME || v->kind == FLY_V_INT || v->kind == FLY_V_FLOAT)
+    return fly_err(I, at, "expected %s, but this is %s (convert it with 'as %s')", want, have,
+                   want);
+  return fly_err(I, at, "expected %s, but this is %s", want, have);
+}
+
+static const FlyVal *to_scalar(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at,
+                               bool explicit_cast) {
+  bool to_int = fly_type_is_int(t), to_float = fly_type_is_float(t);
+  bool to_i1 = t->code == FLY_TYPE_I1;
+  if (v->kind == FLY_V_RUNTIME) {
+    if (fly_type_equal(v->type, t))
+      return v;
+    if (!explicit_cast || v->type->kind != FLY_TY_SCALAR)
+      return mismatch(I, v, t, at);
+    return fly_val_runtime(&I->A, t, v->origin);
+  }
+  switch (v->kind) {
+  case FLY_V_BOOL:
+    if (to_i1)
+      return v;
+    if (explicit_cast && to_int)
+      return fly_val_int(&I->A, v->i, t);
+    if (explicit_cast && to_float)
+      return fly_val_float(&I->A, (double)v->i, t);
+    return mismatch(I, v, t, at);
+  case FLY_V_INT:
+    if (to_int) {
+      if (explicit_cast)
+        return fly_val_int(&I->A, wrap(v->i, fly_type_bits(t)), t);
+      if (!fly_int_fits(t, v->i))
+        return fly_err(I, at,
+                       "the constant %" PRId64 " does not fit in %s (cast it with 'as' to "
+                       "wrap it)",
+                       v->i, fly_type_str(&I->A, t));
+      return fly_val_int(&I->A, v->i, t);
+    }
+    if (to_float && (explicit_cast || !v->type))
+      return fly_val_float(&I->A, (double)v->i, t);
+    if (to_i1 && explicit_cast)
+      return fly_val_bool(v->i != 0);
+    return mismatch(I, v, t, at);
+  case FLY_V_FLOAT:
+    if (to_float && (explicit_cast || !v->type || fly_type_bits(v->type) <= fly_type_bits(t)))
+      return fly_val_float(&I->A, v->f, t);
+    if (to_int && explicit_cast) {
+      double f = trunc(v->f);
+      if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))
+        return fly_err(I, at, "the float %g does not fit in an integer", v->f);
+      return fly_val_int(&I->A, wrap((int64_t)f, fly_type_bits(t)), t);
+    }
+    return mismatch(I, v, t, at);
+  default:
+    return mismatch(I, v, t, at);
+  }
+}
+
+static const FlyVal *to_static(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at,
+                               bool explicit_cast) {
+  const char *name = fly_type_code_name(t->code);
+  if (!fly_val_is_static(v)) {
+    char what[64];
+    snprintf(what, sizeof what, "a value of type %s", name);
+    return fly_err_not_static(I, at, v, what);
+  }
+  switch (t->code) {
+  case FLY_TYPE_INT:
+    if (v->kind == FLY_V_INT)
+      return v->type ? fly_val_int(&I->A, v->i, NULL) : v;
+    if (v->kind == FLY_V_FLOAT && explicit_cast) {
+      const FlyVal *i = to_scalar(I, v, fly_type_scalar(FLY_TYPE_I64), at, true);
+      return i ? fly_val_int(&I->A, i->i, NULL) : NULL;
+    }
+    if (v->kind == FLY_V_BOOL && explicit_cast)
+      return fly_val_int(&I->A, v->i, NULL);
+    break;
+  case FLY_TYPE_FLOAT:
+    if (v->kind == FLY_V_FLOAT)
+      return v->type ? fly_val_float(&I->A, v->f, NULL) : v;
+    if (v->kind == FLY_V_INT && (explicit_cast || !v->type))
+      return fly_val_float(&I->A, (double)v->i, NULL);
+    break;
+  case FLY_TYPE_BOOL:
+    if (v->kind == FLY_V_BOOL)
+      return fly_val_bool(v->i != 0);
+    break;
+  case FLY_TYPE_STR:
+    if (v->kind == FLY_V_STR)
+      return v;
+    break;
+  case FLY_TYPE_LAYOUT:
+    if (v->kind == FLY_V_LAYOUT || v->kind == FLY_V_COMPOSED)
+      return v;
+    break;
+  case FLY_TYPE_TUPLE:
+    if (v->kind == FLY_V_TUPLE)
+      return v;
+    break;
+  case FLY_TYPE_TYPE:
+    if (v->kind == FLY_V_TYPE)
+      return v;
+    break;
+  default:
+    break;
+  }
+  return mismatch(I, v, t, at);
+}
+
+static bool pattern_matches(const FlyVal *want, const FlyVal *have) {
+  if (!want || want->kind == FLY_V_DYNAMIC)
+    return true;
+  if (want->kind == FLY_V_INT)
+    return have->kind != FLY_V_INT || have->i == want->i;
+  if (have->kind != FLY_V_TUPLE || have->n != want->n)
+    return false;
+  for (int i = 0; i < want->n; i++)
+    if (!pattern_matches(want->elems[i], have->elems[i]))
+      return false;
+  return true;
+}
+
+static const FlyVal *to_tensor(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
+  if (v->kind != FLY_V_TENSOR || v->tensor.space != t->space ||
+      !fly_type_equal(v->tensor.elem, t->elem))
+    return mismatch(I, v, t, at);
+  if (t->shape && (!pattern_matches(t->shape, v->tensor.shape) ||
+                   (t->stride && !pattern_matches(t->stride, v->tensor.stride))))
+    return fly_err(I, at, "expected %s, but the layout of this tensor is %s",
+                   fly_type_str(&I->A, t), fly_val_str_canonical(&I->A, v));
+  return v;
+}
+
+const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at,
+                          bool explicit_cast) {
+  if (!v)
+    return NULL;
+  if (!t) /* a static boolean typed i1 back to bool */
+    return fly_val_bool(v->i != 0);
+  switch (t->kind) {
+  case FLY_TY_SCALAR:
+    if (t->code == FLY_TYPE_I1 && v->kind == FLY_V_BOOL) {
+      FlyVal *b = fly_val_new(&I->A, FLY_V_BOOL);
+      if (b) {
+        b->i = v->i;
+        b->type = t;
+      }
+      return b;
+    }
+    return to_scalar(I, v, t, at, explicit_cast);
+  case FLY_TY_STATIC:
+    return to_static(I, v, t, at, explicit_cast);
+  case FLY_TY_VEC:
+    if (v->kind == FLY_V_RUNTIME && v->type->kind == FLY_TY_VEC) {
+      if (fly_type_equal(v->type, t))
+        return v->type->n < 0 ? fly_val_runtime(&I->A, t, v->origin) : v;
+      if (explicit_cast && (v->type->n == t->n || v->type->n < 0))
+        return fly_val_runtime(&I->A, t, v->origin);
+    }
+    return mismatch(I, v, t, at);
+  case FLY_TY_TUPLE: {
+    if (v->kind != FLY_V_TUPLE || v->n != t->n)
+      return mismatch(I, v, t, at);
+    const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(v->n ? v->n : 1));
+    if (!e)
+      return NULL;
+    for (int i = 0; i < v->n; i++)
+      if (!(e[i] = fly_convert(I, v->elems[i], t->elems[i], at, explicit_cast)))
+        return NULL;
+    return fly_val_tuple(&I->A, v->n, e);
+  }
+  case FLY_TY_TENSOR:
+    return to_tensor(I, v, t, at);
+  }
+  return mismatch(I, v, t, at);
+}
+
+const FlyVal *fly_to_runtime(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
+  if (!v)
+    return NULL;
+  if (t)
+    v = fly_convert(I, v, t, at, false);
+  if (!v || v->kind == FLY_V_RUNTIME)
+    return v;
+  if (v->kind != FLY_V_INT && v->kind != FLY_V_FLOAT && v->kind != FLY_V_BOOL)
+    return fly_err(I, at, "expected a number, but this is %s", fly_val_describe(&I->A, v));
+  FlyOrigin o = {at, "a constant"};
+  return fly_val_runtime(&I->A, fly_default_runtime_type(v), o);
+}
+
+/* ---- constructors ------------------------------------------------------------------- */
+
+static const FlyVal *construct_vec(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
+  const FlyType *e = t->elem;
+  if (a->n != 1 && a->n != t->n)
+    return fly_err(I, a->call, "%s takes one value for every element, or %d values",
+                   fly_type_str(&I->A, t), t->n);
+  for (int i = 0; i < a->n; i++) {
+    const FlyVal *v = a->v[i];
+    if (v->kind == FLY_V_RUNTIME ? !fly_type_equal(v->type, e)
+                                 : !fly_convert(I, v, e, a->node[i], false))
+      return v->kind == FLY_V_RUNTIME ? mismatch(I, v, e, a->node[i]) : NULL;
+  }
+  FlyOrigin o = {a->call, "a vector, which lives in registers when the kernel runs"};
+  return fly_val_runtime(&I->A, t, o);
+}
+
+static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
+  const char *ctor = t->space == FLY_SPACE_SHARED ? "smem" : "rmem";
+  if (t->space == FLY_SPACE_GLOBAL)
+    return fly_err(I, a->call,
+                   "tensors in global memory are kernel parameters; they cannot be "
+                   "made in code (use smem<T>(...) or rmem<T>(...))");
+  if (a->nnamed)
+    return fly_err(I, a->named[0], "%s<T>(...) takes no named arguments", ctor);
+  const FlyLayout *L = NULL;
+  if (a->n == 0 && t->shape && fly_val_is_int_tuple(t->shape) && t->stride &&
+      fly_val_is_int_tuple(t->stride)) {
+    FlyTuple *sh = fly_val_to_tuple(I, t->shape, a->call, "a shape");
+    FlyTuple *st = sh ? fly_val_to_tuple(I, t->stride, a->call, "a stride") : NULL;
+    L = st ? fly_layout_make(&I->A, sh, st) : NULL;
+  } else if (a->n == 1 && !t->shape) {
+    const FlyVal *v = a->v[0];
+    if (!fly_val_is_static(v))
+      return fly_err_not_static(I, a->node[0], v, "the layout of a shared or register tile");
+    if (v->kind == FLY_V_LAYOUT)
+      L = v->layout;
+    else if (fly_val_is_int_tuple(v)) {
+      FlyTuple *sh = fly_val_to_tuple(I, v, a->node[0], "a shape");
+      L = sh ? fly_layout_col_major(&I->A, sh) : NULL;
+    } else
+      return fly_err(I, a->node[0], "%s<T>(...) takes a layout or a shape, not %s", ctor,
+                     fly_val_describe(&I->A, v));
+  } else {
+    return fly_err(I, a->call, "%s<T>(L) takes one layout or shape: %s<f32>((8, 8):(8, 1))", ctor,
+                   ctor);
+  }
+  if (!L)
+    return fly_err_algebra(I, a->call);
+  int64_t size;
+  if (!fly_layout_size(&I->A, L, &size))
+    return fly_err_algebra(I, a->call);
+  return fly_make_tensor(I, t->elem, t->space, fly_tuple_to_val(I, L->shape),
+                         fly_tuple_to_val(I, L->stride));
+}
+
+const FlyVal *fly_construct(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
+  switch (t->kind) {
+  case FLY_TY_SCALAR:
+    if (a->n != 1 || a->nnamed)
+      return fly_err(I, a->call, "%s(x) converts one value", fly_type_str(&I->A, t));
+    return fly_convert(I, a->v[0], t, a->node[0], true);
+  case FLY_TY_VEC:
+    return construct_vec(I, t, a);
+  case FLY_TY_TENSOR:
+    return construct_memory(I, t, a);
+  default:
+    return fly_err(I, a->call, "the type %s cannot be called", fly_type_str(&I->A, t));
+  }
+}
