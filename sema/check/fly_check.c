@@ -65,7 +65,7 @@ static void check_builtin_clash(FlyInterp *I, const FlyNode *d) {
 
 static void register_globals(FlyInterp *I) {
   FlyUnit *u = I->unit;
-  for (int f = 0; f < u->sources.count; f++) {
+  for (int f = 0; f < I->nfiles; f++) {
     const FlyNode *m = u->trees ? u->trees[f] : NULL;
     for (const FlyNode *it = m ? m->kid[0] : NULL; it; it = it->next) {
       switch (it->kind) {
@@ -91,8 +91,7 @@ static void register_globals(FlyInterp *I) {
 }
 
 /* Files in the order their imports finished: a library before its users. */
-static int *files_in_order(FlyUnit *u) {
-  int n = u->sources.count;
+static int *files_in_order(FlyUnit *u, int n) {
   int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
   if (!order)
     return NULL;
@@ -301,8 +300,9 @@ static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch) 
   I->in_launch = false;
 }
 
-static const FlyNode *find_launch(FlyUnit *u, const FlyNode *kernel) {
-  for (int f = 0; f < u->sources.count; f++)
+static const FlyNode *find_launch(FlyInterp *I, const FlyNode *kernel) {
+  FlyUnit *u = I->unit;
+  for (int f = 0; f < I->nfiles; f++)
     for (const FlyNode *it = u->trees[f] ? u->trees[f]->kid[0] : NULL; it; it = it->next)
       if (it->kind == FLY_LAUNCH && strcmp(it->str, kernel->str) == 0)
         return it;
@@ -316,7 +316,7 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     fly_eval_block(I, s, k->kid[2]);
     I->returning = false;
     I->returned = NULL;
-    const FlyNode *launch = find_launch(I->unit, k);
+    const FlyNode *launch = find_launch(I, k);
     if (launch && !I->aborted)
       check_launch(I, s, launch);
   }
@@ -326,7 +326,7 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
 
 static void check_orphan_launches(FlyInterp *I) {
   FlyUnit *u = I->unit;
-  for (int f = 0; f < u->sources.count; f++)
+  for (int f = 0; f < I->nfiles; f++)
     for (const FlyNode *it = u->trees[f] ? u->trees[f]->kid[0] : NULL; it; it = it->next) {
       if (it->kind != FLY_LAUNCH)
         continue;
@@ -348,11 +348,11 @@ bool fly_check_unit(FlyUnit *u, const FlyCheckOptions *o) {
   fly_interp_init(&I, u, o);
   register_globals(&I);
   fly_resolve_unit(&I);
-  int *order = files_in_order(u);
+  int *order = files_in_order(u, I.nfiles);
   bool *used = calloc((size_t)(o->ndefines ? o->ndefines : 1), sizeof *used);
   if (order && used) {
     /* Top-level constants and assertions, library files first. */
-    for (int i = 0; i < u->sources.count && order[i] >= 0 && !I.aborted; i++)
+    for (int i = 0; i < I.nfiles && order[i] >= 0 && !I.aborted; i++)
       for (const FlyNode *it = u->trees[order[i]]->kid[0]; it && !I.aborted; it = it->next) {
         if (it->kind == FLY_CONST) {
           FlyGlobal *g = fly_global_find(&I, it->str, it->len);
@@ -379,7 +379,7 @@ bool fly_check_unit(FlyUnit *u, const FlyCheckOptions *o) {
         I.aborted = I.aborted || fly_diag_stopped(I.diag);
       }
     check_orphan_launches(&I);
-    for (int i = 0; i < u->sources.count && order[i] >= 0 && !I.aborted; i++)
+    for (int i = 0; i < I.nfiles && order[i] >= 0 && !I.aborted; i++)
       for (const FlyNode *it = u->trees[order[i]]->kid[0]; it && !I.aborted; it = it->next)
         if (it->kind == FLY_KERNEL)
           check_kernel(&I, it, used);

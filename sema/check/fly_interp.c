@@ -18,6 +18,7 @@ void fly_interp_init(FlyInterp *I, FlyUnit *u, const FlyCheckOptions *o) {
   I->diag = &u->diag;
   I->options = *o;
   I->target = o->target;
+  I->nfiles = u->trees ? u->sources.count : 0;
   fly_algebra_init(&I->A);
 }
 
@@ -26,14 +27,31 @@ void fly_interp_release(FlyInterp *I) {
   fly_algebra_release(&I->A);
 }
 
+/* The calls that led to an error, innermost first. A recursion repeats one
+   call many times: a run of the same call is one note with its count. */
 static void chain_notes(FlyInterp *I) {
-  int shown = 0, total = 0;
-  for (FlyFrame *f = I->frame; f; f = f->parent)
-    total++;
-  for (FlyFrame *f = I->frame; f && shown < MAX_CHAIN_NOTES; f = f->parent, shown++)
-    fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here", f->fn->str);
-  if (total > shown)
-    fly_note(I->diag, fly_node_span(I->frame->call), "... and %d more calls", total - shown);
+  int shown = 0;
+  FlyFrame *f = I->frame;
+  while (f && shown < MAX_CHAIN_NOTES) {
+    int run = 1;
+    FlyFrame *g = f->parent;
+    while (g && g->call == f->call) {
+      run++;
+      g = g->parent;
+    }
+    if (run > 1)
+      fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here (%d times, nested)",
+               f->fn->str, run);
+    else
+      fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here", f->fn->str);
+    shown++;
+    f = g;
+  }
+  int rest = 0;
+  for (; f; f = f->parent)
+    rest++;
+  if (rest)
+    fly_note(I->diag, fly_node_span(I->frame->call), "... and %d more calls", rest);
 }
 
 const FlyVal *fly_err(FlyInterp *I, const FlyNode *at, const char *fmt, ...) {
@@ -55,6 +73,15 @@ void fly_interp_note(FlyInterp *I, const FlyNode *at, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fly_diag_vreport(I->diag, FLY_NOTE, fly_node_span(at), fmt, ap);
+  va_end(ap);
+}
+
+void fly_interp_note_name(FlyInterp *I, const FlyNode *decl, const char *fmt, ...) {
+  if (I->aborted)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  fly_diag_vreport(I->diag, FLY_NOTE, fly_node_name_span(decl), fmt, ap);
   va_end(ap);
 }
 
@@ -224,7 +251,7 @@ const FlyVal *fly_global_value(FlyInterp *I, FlyGlobal *g, const FlyNode *at) {
     return NULL;
   case FLY_GLOBAL_EVALUATING:
     fly_err(I, at, "'%s' depends on its own value", g->name);
-    fly_interp_note(I, g->decl, "'%s' is defined here", g->name);
+    fly_interp_note_name(I, g->decl, "'%s' is defined here", g->name);
     return NULL;
   case FLY_GLOBAL_PENDING:
     break;

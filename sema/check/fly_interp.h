@@ -64,6 +64,7 @@ typedef struct FlyInterp {
   FlyAlgebra A; /* every value, type and layout of the session */
   FlyCheckOptions options;
   FlyTarget target;
+  int nfiles; /* files of the unit with syntax trees (-D values add more sources) */
   FlyGlobal *globals; /* open addressing, nglobals_cap a power of two */
   int nglobals, nglobals_cap;
   long steps;
@@ -91,6 +92,9 @@ void fly_interp_release(FlyInterp *I);
 const FlyVal *fly_err(FlyInterp *I, const FlyNode *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void fly_interp_note(FlyInterp *I, const FlyNode *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A note at the name of a declaration (its name_at span). */
+void fly_interp_note_name(FlyInterp *I, const FlyNode *decl, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* After a layout-algebra operation failed: its message as an error. */
 const FlyVal *fly_err_algebra(FlyInterp *I, const FlyNode *at);

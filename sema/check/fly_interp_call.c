@@ -43,7 +43,7 @@ static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyA
   if (args->n > nparams) {
     fly_err(I, args->node[nparams], "'%s' takes %d argument%s, but this call gives %d", fn->str,
             nparams, nparams == 1 ? "" : "s", args->n);
-    fly_interp_note(I, fn, "'%s' is defined here", fn->str);
+    fly_interp_note_name(I, fn, "'%s' is defined here", fn->str);
     return false;
   }
   for (int i = 0; i < args->n; i++) {
@@ -55,7 +55,7 @@ static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyA
     int index;
     if (!find_param(fn, na->str, na->len, &index)) {
       fly_err(I, na, "'%s' has no parameter named '%s'", fn->str, na->str);
-      fly_interp_note(I, fn, "'%s' is defined here", fn->str);
+      fly_interp_note_name(I, fn, "'%s' is defined here", fn->str);
       return false;
     }
     if (given[index]) {
@@ -72,7 +72,7 @@ static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyA
     if (!v) {
       if (!p->kid[1]) {
         fly_err(I, args->call, "missing argument for the parameter '%s' of '%s'", p->str, fn->str);
-        fly_interp_note(I, p, "'%s' is declared here", p->str);
+        fly_interp_note_name(I, p, "'%s' is declared here", p->str);
         return false;
       }
       /* A default is evaluated where the function is defined, with the

@@ -186,7 +186,7 @@ static const FlyVal *eval_name(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   const FlyVal *v = fly_lookup(I, s, e, e->str, e->len, &found);
   if (!found)
     return fly_err(I, e, "unknown name '%s'", e->str);
-  return v;
+  return v == fly_val_poison() ? NULL : v;
 }
 
 static const FlyVal *eval_unary(FlyInterp *I, FlyScope *s, const FlyNode *e) {

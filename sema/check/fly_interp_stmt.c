@@ -141,22 +141,63 @@ static bool is_final_if(const FlyNode *st) {
          st->kid[0]->kid[2];
 }
 
+/* After a statement failed, the names it would have bound are poisoned, so
+   that the rest of the block is still checked without follow-on errors. */
+static void poison_pattern(FlyInterp *I, FlyScope *s, const FlyNode *p) {
+  if (!p)
+    return;
+  if (p->kind == FLY_PAT_NAME)
+    fly_scope_bind(I, s, p->str, p->len, fly_val_poison(), p);
+  else if (p->kind == FLY_PAT_TUPLE)
+    for (const FlyNode *k = p->kid[0]; k; k = k->next)
+      poison_pattern(I, s, k);
+}
+
+static void poison_stmt(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  switch (st->kind) {
+  case FLY_LET:
+    poison_pattern(I, s, st->kid[0]);
+    break;
+  case FLY_CONST:
+    fly_scope_bind(I, s, st->str, st->len, fly_val_poison(), st);
+    break;
+  case FLY_CONST_BLOCK:
+    for (const FlyNode *k = st->kid[0] ? st->kid[0]->kid[0] : NULL; k; k = k->next)
+      poison_stmt(I, s, k);
+    break;
+  case FLY_FOR:
+    for (const FlyNode *c = st->kid[2]; c; c = c->next)
+      fly_scope_bind(I, s, c->str, c->len, fly_val_poison(), c);
+    break;
+  default:
+    break;
+  }
+}
+
 const FlyVal *fly_eval_block(FlyInterp *I, FlyScope *s, const FlyNode *block) {
   FlyScope *inner = fly_scope_new(I, s);
   if (!inner)
     return NULL;
+  bool failed = false;
   for (const FlyNode *st = block->kid[0]; st; st = st->next) {
     /* A block that ends with an if/else statement has that if's value. */
     if (!st->next && !block->kid[1] && is_final_if(st)) {
       const FlyVal *v = fly_eval_if(I, inner, st->kid[0]);
-      return I->returning ? fly_val_none() : v;
+      return I->returning ? fly_val_none() : failed ? NULL : v;
     }
-    if (!fly_exec_stmt(I, inner, st))
-      return I->returning ? fly_val_none() : NULL;
+    if (fly_exec_stmt(I, inner, st))
+      continue;
+    if (I->returning)
+      return fly_val_none();
+    if (I->aborted)
+      return NULL;
+    failed = true;
+    poison_stmt(I, inner, st);
   }
   if (!block->kid[1])
-    return fly_val_none();
-  return fly_eval(I, inner, block->kid[1]);
+    return failed ? NULL : fly_val_none();
+  const FlyVal *v = fly_eval(I, inner, block->kid[1]);
+  return failed ? NULL : v;
 }
 
 /* ---- let, const, static_assert --------------------------------------------------------- */

@@ -238,7 +238,11 @@ static int64_t wrap(int64_t v, int bits) {
 static const FlyVal *mismatch(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
   const char *have = fly_val_describe(&I->A, v);
   const char *want = fly_type_str(&I->A, t);
-  if (v->kind == FLY_V_RUNTIME || v->kind == FLY_V_INT || v->kind == FLY_V_FLOAT)
+  bool scalars = (t->kind == FLY_TY_SCALAR || t->kind == FLY_TY_STATIC) &&
+                 (v->kind == FLY_V_INT || v->kind == FLY_V_FLOAT ||
+                  (v->kind == FLY_V_RUNTIME && v->type->kind == FLY_TY_SCALAR));
+  bool vecs = t->kind == FLY_TY_VEC && v->kind == FLY_V_RUNTIME && v->type->kind == FLY_TY_VEC;
+  if (scalars || vecs)
     return fly_err(I, at, "expected %s, but this is %s (convert it with 'as %s')", want, have,
                    want);
   return fly_err(I, at, "expected %s, but this is %s", want, have);

@@ -187,7 +187,7 @@ void fly_resolve_unit(FlyInterp *I);
 void fly_resolve_unit(FlyInterp *I) {
   Resolver R = {.I = I};
   FlyUnit *u = I->unit;
-  for (int f = 0; f < u->sources.count; f++) {
+  for (int f = 0; f < I->nfiles; f++) {
     const FlyNode *m = u->trees ? u->trees[f] : NULL;
     for (const FlyNode *it = m ? m->kid[0] : NULL; it && !R.failed; it = it->next) {
       R.n = 0;

@@ -125,7 +125,10 @@ static FlyVal underscore_value = {.kind = FLY_V_UNDERSCORE};
 static FlyVal dynamic_value = {.kind = FLY_V_DYNAMIC};
 static FlyVal bool_values[2] = {{.kind = FLY_V_BOOL, .i = 0}, {.kind = FLY_V_BOOL, .i = 1}};
 
+static FlyVal poison_value = {.kind = FLY_V_NONE};
+
 const FlyVal *fly_val_none(void) { return &none_value; }
+const FlyVal *fly_val_poison(void) { return &poison_value; }
 const FlyVal *fly_val_underscore(void) { return &underscore_value; }
 const FlyVal *fly_val_dynamic(void) { return &dynamic_value; }
 const FlyVal *fly_val_bool(bool b) { return &bool_values[b]; }

@@ -155,6 +155,9 @@ const FlyType *fly_type_vec(FlyAlgebra *A, int n, const FlyType *elem);
 const FlyType *fly_type_tuple(FlyAlgebra *A, int n, const FlyType **elems);
 
 const FlyVal *fly_val_none(void);
+/* What a name is bound to when its definition failed: using it gives no
+   second message. */
+const FlyVal *fly_val_poison(void);
 const FlyVal *fly_val_underscore(void);
 const FlyVal *fly_val_dynamic(void);
 const FlyVal *fly_val_bool(bool b);
