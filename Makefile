@@ -5,7 +5,7 @@
 #   make test           install missing packages, build, run every test suite,
 #                       then the sanitized suite (below)
 #   make test-sanitize  build build-sanitize/ (clang, ASan+UBSan, fuzzers) and test it
-#   make demo           build, check the example kernels, run the layout-algebra demo
+#   make demo           build, check the example kernels, evaluate and draw layouts
 #   make format         reformat all C sources with clang-format
 #   make deps           install missing Debian packages (.ci/install-deps)
 #   make clean          remove both build trees
@@ -60,11 +60,19 @@ test-sanitize: $(BUILD_SAN)/build.ninja
 # run them; the first one's syntax tree shows what the front end made of it.
 demo: deps
 	$(MAKE) all
-	@for f in examples/*.fly; do \
-	  echo "\$$ flyc check $$f"; $(BUILD)/bin/flyc check $$f && echo "ok" || exit 1; \
-	done
-	@echo "\$$ flyc parse --dump-ast examples/01-vector-add.fly | head -n 30"
-	@$(BUILD)/bin/flyc parse --dump-ast examples/01-vector-add.fly | head -n 30
+	@for f in examples/*.fly; do for t in sm_90 gfx942; do \
+	  echo "\$$ flyc check $$f --target $$t --print-specializations"; \
+	  $(BUILD)/bin/flyc check $$f --target $$t --print-specializations || exit 1; \
+	done; done
+	@echo "\$$ flyc eval 'ceil_div(1 << 20, 256 * 4)'"
+	@$(BUILD)/bin/flyc eval 'ceil_div(1 << 20, 256 * 4)'
+	@echo "\$$ flyc layout 'zipped_divide((8,16):(1,8), (4:1, 8:1))'"
+	@$(BUILD)/bin/flyc layout 'zipped_divide((8,16):(1,8), (4:1, 8:1))'
+	@echo "\$$ flyc layout 'tiled_copy(copy_atom(universal(128), f32), (4,2):(2,1), (1,4):(0,1))' --table"
+	@$(BUILD)/bin/flyc layout 'tiled_copy(copy_atom(universal(128), f32), (4,2):(2,1), (1,4):(0,1))' --table
+	@echo "\$$ flyc layout 'composition(swizzle(2,0,2), (4,4):(4,1))' --table --svg $(BUILD)/swizzle.svg"
+	@$(BUILD)/bin/flyc layout 'composition(swizzle(2,0,2), (4,4):(4,1))' --table --svg $(BUILD)/swizzle.svg
+	@echo "(the picture is in $(BUILD)/swizzle.svg)"
 	@echo
 	$(BUILD)/bin/fly-layout --demo
 

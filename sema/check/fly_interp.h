@@ -64,7 +64,7 @@ typedef struct FlyInterp {
   FlyAlgebra A; /* every value, type and layout of the session */
   FlyCheckOptions options;
   FlyTarget target;
-  int nfiles; /* files of the unit with syntax trees (-D values add more sources) */
+  int nfiles;         /* files of the unit with syntax trees (-D values add more sources) */
   FlyGlobal *globals; /* open addressing, nglobals_cap a power of two */
   int nglobals, nglobals_cap;
   long steps;
