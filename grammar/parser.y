@@ -375,7 +375,11 @@ primary:
 | TYPE_CTOR "<" targs ">"        { $$ = fly_ast_op(B, FLY_TYPE_APPLY, @$, (FlyOp)$1, $3.head,
                                                    NULL); }
 | "(" ")"                        { $$ = fly_ast_list(B, FLY_TUPLE, @$, fly_list_empty()); }
-| "(" value ")"                  { $$ = $2; }
+/* Parentheses group, except around a tuple literal: ((4,2)) is the tuple of
+   one element (4,2), as CuTe writes the rank-1 layout ((4,2)):((1,4)). */
+| "(" value ")"                  { $$ = $2 && $2->kind == FLY_TUPLE
+                                       ? fly_ast_list(B, FLY_TUPLE, @$, fly_list_one($2))
+                                       : $2; }
 | "(" value "," ")"              { $$ = fly_ast_list(B, FLY_TUPLE, @$, fly_list_one($2)); }
 | "(" tuple_items ")"           { $$ = fly_ast_list(B, FLY_TUPLE, @$, $2); }
 | "(" tuple_items "," ")"       { $$ = fly_ast_list(B, FLY_TUPLE, @$, $2); }

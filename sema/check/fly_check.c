@@ -404,8 +404,10 @@ static bool is_layoutish(const FlyVal *v) {
   return false;
 }
 
+/* `flyc layout` prints what the algebra gives: layouts, tilers, and the
+   integers and integer tuples of its queries (size, shape, crd2idx ...). */
 static bool layout_value_ok(const FlyVal *v) {
-  if (is_layoutish(v))
+  if (is_layoutish(v) || fly_val_is_int_tuple(v))
     return true;
   if (v->kind != FLY_V_TUPLE || v->n == 0)
     return false;
@@ -420,6 +422,10 @@ static bool layout_value_ok(const FlyVal *v) {
 static char *layout_text(FlyInterp *I, const FlyVal *v) {
   if (v->kind == FLY_V_OBJECT && v->object.kind == FLY_OBJ_TILED_COPY)
     return fly_layout_str(&I->A, v->object.tv->tv);
+  if (fly_val_is_int_tuple(v)) {
+    FlyTuple *t = fly_val_to_tuple(I, v, NULL, "a tuple");
+    return t ? fly_tuple_str(&I->A, t) : NULL;
+  }
   if (v->kind == FLY_V_TUPLE) {
     FlyTiler *T = fly_val_to_tiler(I, v, NULL);
     return T ? fly_tiler_str(&I->A, T) : NULL;
