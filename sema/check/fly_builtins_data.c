@@ -381,6 +381,8 @@ static const FlyType *value_type(FlyInterp *I, const FlyVal *t, const FlyNode *a
 }
 
 static const FlyVal *b_load(FlyInterp *I, const FlyArgs *a) {
+  if (I->in_launch)
+    return fly_err(I, a->call, "load() runs on the GPU; a launch block runs on the host");
   const FlyVal *t = need_tensor(I, a, 0, "load");
   const FlyType *vt = t ? value_type(I, t, a->call, "load()") : NULL;
   if (!vt)

@@ -108,7 +108,7 @@ static int *files_in_order(FlyUnit *u, int n) {
 /* ---- specialisations ----------------------------------------------------------------------- */
 
 /* A -D value, parsed and evaluated once per use. */
-static const FlyVal *define_value(FlyInterp *I, const FlyDefine *d) {
+static const FlyVal *define_value(FlyInterp *I, const FlyDefine *d, const FlyNode **node) {
   char name[160], err[256];
   snprintf(name, sizeof name, "-D %s", d->name);
   int file = fly_sources_add(&I->unit->sources, name, d->value, strlen(d->value), err, sizeof err);
@@ -120,18 +120,21 @@ static const FlyVal *define_value(FlyInterp *I, const FlyDefine *d) {
   const FlyNode *e = fly_parse_expr(&I->unit->arena, I->diag, file);
   if (!e || I->diag->errors != errors)
     return NULL;
+  *node = e;
   char what[200];
   snprintf(what, sizeof what, "the value of -D %s", d->name);
   return fly_eval_static(I, NULL, e, what);
 }
 
+/* The last -D of a name wins; all of them count as used. */
 static const FlyDefine *find_define(const FlyCheckOptions *o, const char *name, bool *used) {
-  for (int i = o->ndefines - 1; i >= 0; i--)
+  const FlyDefine *d = NULL;
+  for (int i = 0; i < o->ndefines; i++)
     if (strcmp(o->defines[i].name, name) == 0) {
       used[i] = true;
-      return &o->defines[i];
+      d = &o->defines[i];
     }
-  return NULL;
+  return d;
 }
 
 /* A runtime parameter's value: a tensor whose launch-time shape and strides
@@ -211,8 +214,9 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     const FlyVal *v;
     if (p->flags & FLY_IS_CONST) {
       const FlyDefine *d = find_define(&I->options, p->str, used);
+      const FlyNode *from = p->kid[1] ? p->kid[1] : p;
       if (d) {
-        v = define_value(I, d);
+        v = define_value(I, d, &from);
       } else if (p->kid[1]) {
         v = fly_eval_static(I, s, p->kid[1], "the default of a const parameter");
       } else {
@@ -224,7 +228,7 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
       }
       if (v && p->kid[0]) {
         const FlyType *t = fly_eval_type(I, s, p->kid[0]);
-        v = t ? fly_convert(I, v, t, p->kid[1] ? p->kid[1] : p, false) : NULL;
+        v = t ? fly_convert(I, v, t, from, false) : NULL;
       }
       if (v && len < (int)sizeof line)
         len += snprintf(line + len, sizeof line - (size_t)len, " %s=%s", p->str,
@@ -234,6 +238,7 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     }
     if (!v) {
       ok = false;
+      fly_scope_bind(I, s, p->str, p->len, fly_val_poison(), p);
       continue;
     }
     fly_scope_bind(I, s, p->str, p->len, v, p);
@@ -348,6 +353,11 @@ bool fly_check_unit(FlyUnit *u, const FlyCheckOptions *o) {
   fly_interp_init(&I, u, o);
   register_globals(&I);
   fly_resolve_unit(&I);
+  /* Unknown names would be reported again wherever evaluation meets them. */
+  if (u->diag.errors != errors) {
+    fly_interp_release(&I);
+    return false;
+  }
   int *order = files_in_order(u, I.nfiles);
   bool *used = calloc((size_t)(o->ndefines ? o->ndefines : 1), sizeof *used);
   if (order && used) {

@@ -186,7 +186,17 @@ static const FlyVal *eval_name(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   const FlyVal *v = fly_lookup(I, s, e, e->str, e->len, &found);
   if (!found)
     return fly_err(I, e, "unknown name '%s'", e->str);
-  return v == fly_val_poison() ? NULL : v;
+  if (v == fly_val_poison())
+    return NULL;
+  if (v && v->kind == FLY_V_RUNTIME && !v->origin.node) {
+    if (I->in_launch)
+      return fly_err(I, e, "'%s' is known only on the GPU; a launch block runs on the host",
+                     e->str);
+    /* A builtin runtime value (lane) comes from where it is named. */
+    FlyOrigin o = {e, v->origin.why};
+    return fly_val_runtime(&I->A, v->type, o);
+  }
+  return v;
 }
 
 static const FlyVal *eval_unary(FlyInterp *I, FlyScope *s, const FlyNode *e) {

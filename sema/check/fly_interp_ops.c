@@ -227,6 +227,13 @@ static const FlyVal *runtime_binary(FlyInterp *I, FlyOp op, const FlyVal *a, con
   if (!t)
     return NULL;
   const FlyType *e = scalar_of(t);
+  /* A static right operand can make a runtime operation certainly wrong. */
+  if (b->kind == FLY_V_INT && (op == FLY_OP_DIV || op == FLY_OP_MOD) && b->i == 0)
+    return fly_err(I, at, "division by zero ('%s' by the constant 0)", fly_op_spelling(op));
+  if (b->kind == FLY_V_INT && (op == FLY_OP_SHL || op == FLY_OP_SHR) &&
+      (b->i < 0 || b->i >= fly_type_bits(e)))
+    return fly_err(I, at, "shift by %" PRId64 " is out of range for %s (0 to %d)", b->i,
+                   type_name(I, e), fly_type_bits(e) - 1);
   bool is_i1 = e->kind == FLY_TY_SCALAR && e->code == FLY_TYPE_I1;
   if (is_logic(op) && !is_i1)
     return fly_err(I, at, "'%s' takes booleans (i1), not %s", fly_op_spelling(op), type_name(I, t));

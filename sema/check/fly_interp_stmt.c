@@ -495,8 +495,13 @@ static bool exec_for(FlyInterp *I, FlyScope *s, const FlyNode *st) {
 /* ---- return and yield ----------------------------------------------------------------- */
 
 static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
-  if (I->in_launch) {
-    fly_err(I, st, "'return' is not allowed in a launch block");
+  if (I->in_launch || I->in_const || (!I->frame && !I->kernel)) {
+    fly_err(I, st, "'return' is allowed only in a function or a kernel, not in %s",
+            I->in_launch ? "a launch block" : "a const block or at the top level");
+    return false;
+  }
+  if (!I->frame && st->kid[0]) {
+    fly_err(I, st->kid[0], "a kernel returns no value: write 'return;'");
     return false;
   }
   const FlyVal *v = st->kid[0] ? fly_eval(I, s, st->kid[0]) : fly_val_none();

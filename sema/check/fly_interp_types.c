@@ -238,7 +238,9 @@ static int64_t wrap(int64_t v, int bits) {
 static const FlyVal *mismatch(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
   const char *have = fly_val_describe(&I->A, v);
   const char *want = fly_type_str(&I->A, t);
-  bool scalars = (t->kind == FLY_TY_SCALAR || t->kind == FLY_TY_STATIC) &&
+  bool numeric_static =
+      t->kind == FLY_TY_STATIC && (t->code == FLY_TYPE_INT || t->code == FLY_TYPE_FLOAT);
+  bool scalars = (t->kind == FLY_TY_SCALAR || numeric_static) &&
                  (v->kind == FLY_V_INT || v->kind == FLY_V_FLOAT ||
                   (v->kind == FLY_V_RUNTIME && v->type->kind == FLY_TY_SCALAR));
   bool vecs = t->kind == FLY_TY_VEC && v->kind == FLY_V_RUNTIME && v->type->kind == FLY_TY_VEC;
@@ -438,6 +440,10 @@ static const FlyVal *construct_vec(FlyInterp *I, const FlyType *t, const FlyArgs
   if (a->n != 1 && a->n != t->n)
     return fly_err(I, a->call, "%s takes one value for every element, or %d values",
                    fly_type_str(&I->A, t), t->n);
+  /* One number fills every element, of nested vecs too. */
+  if (a->n == 1 && a->v[0]->kind != FLY_V_RUNTIME)
+    while (e->kind == FLY_TY_VEC)
+      e = e->elem;
   for (int i = 0; i < a->n; i++) {
     const FlyVal *v = a->v[i];
     if (v->kind == FLY_V_RUNTIME ? !fly_type_equal(v->type, e)

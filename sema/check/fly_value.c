@@ -45,7 +45,8 @@ const FlyType *fly_type_tuple(FlyAlgebra *A, int n, const FlyType **elems) {
   const FlyType **copy = fly_alloc(A, sizeof *copy * (size_t)(n ? n : 1));
   if (!t || !copy)
     return NULL;
-  memcpy(copy, elems, sizeof *copy * (size_t)n);
+  if (n > 0)
+    memcpy(copy, elems, sizeof *copy * (size_t)n);
   t->kind = FLY_TY_TUPLE;
   t->n = n;
   t->elems = copy;
@@ -163,7 +164,8 @@ const FlyVal *fly_val_str(FlyAlgebra *A, const char *s, uint32_t len) {
   char *copy = fly_alloc(A, (size_t)len + 1);
   if (!v || !copy)
     return NULL;
-  memcpy(copy, s, len);
+  if (len)
+    memcpy(copy, s, len);
   v->s = copy;
   v->len = len;
   return v;
@@ -174,7 +176,8 @@ const FlyVal *fly_val_tuple(FlyAlgebra *A, int n, const FlyVal **elems) {
   const FlyVal **copy = fly_alloc(A, sizeof *copy * (size_t)(n ? n : 1));
   if (!v || !copy)
     return NULL;
-  memcpy(copy, elems, sizeof *copy * (size_t)n);
+  if (n > 0)
+    memcpy(copy, elems, sizeof *copy * (size_t)n);
   v->n = n;
   v->elems = copy;
   return v;
@@ -315,11 +318,24 @@ static void put_val(FlyStrBuf *sb, const FlyVal *v);
 /* The shortest decimal text that reads back as the same double, always with
    a '.' or an exponent so that it reads back as a float. */
 static void put_float(FlyStrBuf *sb, double f) {
-  char buf[40];
+  char buf[64];
   for (int precision = 1; precision <= 17; precision++) {
     snprintf(buf, sizeof buf, "%.*g", precision, f);
     if (strtod(buf, NULL) == f)
       break;
+  }
+  /* %g switches to an exponent early (1e+02 for 100); numbers of ordinary
+     size read better with a point: 100.0, 0.001. */
+  double m = fabs(f);
+  if (strpbrk(buf, "eE") && m >= 1e-4 && m < 1e16) {
+    for (int decimals = 1; decimals <= 20; decimals++) {
+      char fixed[64];
+      snprintf(fixed, sizeof fixed, "%.*f", decimals, f);
+      if (strtod(fixed, NULL) == f) {
+        memcpy(buf, fixed, sizeof buf);
+        break;
+      }
+    }
   }
   fly_sb_puts(sb, buf);
   if (!strpbrk(buf, ".eEn"))
@@ -569,9 +585,7 @@ static void put_val(FlyStrBuf *sb, const FlyVal *v) {
     fly_sb_putc(sb, '?');
     return;
   case FLY_V_RUNTIME:
-    fly_sb_puts(sb, "(runtime ");
-    put_type(sb, v->type);
-    fly_sb_putc(sb, ')');
+    fly_sb_putc(sb, '?'); /* known when the kernel runs */
     return;
   case FLY_V_TENSOR:
     fly_sb_puts(sb, space_ctor(v->tensor.space));
