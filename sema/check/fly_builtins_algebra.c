@@ -204,6 +204,17 @@ static const FlyVal *b_crd2idx(FlyInterp *I, const FlyArgs *a) {
   return L ? INT_RESULT(fly_layout_crd2idx(&I->A, c, L, &idx), idx) : NULL;
 }
 
+static bool positive_leaves(const FlyTuple *t) {
+  if (t->kind == FLY_TUPLE_INT)
+    return t->value >= 1;
+  if (t->kind == FLY_TUPLE_UNDERSCORE)
+    return false;
+  for (int i = 0; i < t->n; i++)
+    if (!positive_leaves(t->elem[i]))
+      return false;
+  return true;
+}
+
 static const FlyVal *b_idx2crd(FlyInterp *I, const FlyArgs *a) {
   int64_t idx;
   if (!fly_arg_int(I, a, 0, "an index", &idx))
@@ -215,6 +226,9 @@ static const FlyVal *b_idx2crd(FlyInterp *I, const FlyArgs *a) {
     return NULL;
   if (idx < 0)
     return fly_err(I, a->node[0], "an index must not be negative");
+  if (!positive_leaves(shape))
+    return fly_err(I, a->node[1], "the extents of a shape must be positive, not %s",
+                   fly_tuple_str(&I->A, shape));
   FlyTuple *c = fly_tuple_idx2crd(&I->A, idx, shape);
   return c ? fly_tuple_to_val(I, c) : fly_err_algebra(I, a->call);
 }

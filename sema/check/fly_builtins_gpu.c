@@ -43,8 +43,13 @@ static const FlyVal *make_range(FlyInterp *I, const FlyArgs *a, bool unrolled) {
     return fly_err(I, a->node[a->n - 1], "the step of %s must be positive, not %" PRId64, name,
                    bounds[2]->i);
   if (unrolled) {
-    int64_t lo = bounds[0]->i, hi = bounds[1]->i, step = bounds[2]->i;
-    int64_t count = hi > lo ? (hi - lo - 1) / step + 1 : 0;
+    int64_t lo = bounds[0]->i, hi = bounds[1]->i, step = bounds[2]->i, span;
+    if (hi > lo && __builtin_sub_overflow(hi, lo, &span))
+      return fly_err(I, a->call,
+                     "range_const from %" PRId64 " to %" PRId64 " has too many "
+                     "iterations",
+                     lo, hi);
+    int64_t count = hi > lo ? (span - 1) / step + 1 : 0;
     if (count > I->options.step_limit)
       return fly_err(I, a->call,
                      "range_const of %" PRId64 " iterations is more than the step "

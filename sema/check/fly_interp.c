@@ -19,6 +19,8 @@ void fly_interp_init(FlyInterp *I, FlyUnit *u, const FlyCheckOptions *o) {
   I->options = *o;
   I->target = o->target;
   I->nfiles = u->trees ? u->sources.count : 0;
+  char marker;
+  I->stack_base = (uintptr_t)&marker;
   fly_algebra_init(&I->A);
 }
 

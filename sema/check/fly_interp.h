@@ -68,8 +68,9 @@ typedef struct FlyInterp {
   FlyGlobal *globals; /* open addressing, nglobals_cap a power of two */
   int nglobals, nglobals_cap;
   long steps;
-  int depth;      /* calls in progress */
-  int eval_depth; /* nested evaluations, to keep the C stack bounded */
+  int depth;            /* calls in progress */
+  int eval_depth;       /* nested evaluations, to keep the C stack bounded */
+  uintptr_t stack_base; /* the C stack where evaluation began */
   FlyFrame *frame;
   int runtime_flow;       /* > 0 inside a runtime if or loop */
   bool aborted;           /* a limit was hit: unwind without more messages */

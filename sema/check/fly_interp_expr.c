@@ -289,7 +289,11 @@ static const FlyVal *dispatch(FlyInterp *I, FlyScope *s, const FlyNode *e) {
 const FlyVal *fly_eval(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   if (!e || !fly_interp_step(I, e))
     return NULL;
-  if (I->eval_depth >= MAX_EVAL_DEPTH) {
+  /* Nesting of calls, loops and expressions together is bounded by the C
+     stack it uses (3 MiB of the usual 8). */
+  char here;
+  uintptr_t used = I->stack_base > (uintptr_t)&here ? I->stack_base - (uintptr_t)&here : 0;
+  if (I->eval_depth >= MAX_EVAL_DEPTH || used > ((uintptr_t)3 << 20)) {
     fly_err(I, e, "compile-time evaluation nested too deeply (limit is %d levels)", MAX_EVAL_DEPTH);
     I->aborted = true;
     return NULL;

@@ -395,7 +395,11 @@ static bool unrolled_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const Fl
   const FlyVal **next = fly_alloc(&I->A, sizeof *next * (size_t)(c->n ? c->n : 1));
   if (!next)
     return false;
-  for (int64_t i = r->lo->i; i < r->hi->i; i += r->step->i) {
+  /* By count, so that the last step cannot overflow past the bound. */
+  int64_t lo = r->lo->i, hi = r->hi->i, step = r->step->i;
+  int64_t count = hi > lo ? (int64_t)(((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step) + 1 : 0;
+  for (int64_t k = 0; k < count; k++) {
+    int64_t i = lo + k * step;
     if (!fly_interp_step(I, st))
       return false;
     if (!run_body(I, s, st, fly_val_int(&I->A, i, NULL), c, next))
