@@ -507,7 +507,12 @@ static void layout_algebra(void **state) {
   want_error("size((9223372036854775807, 2):(1, 1))",
              "integer overflow: 9223372036854775807 * 2 does not fit in 64 bits");
   want_error("size(3.0)", "this argument must be a layout, not a float");
-  assert_int_equal(u.diag.errors, 2);
+  want_diag("idx2crd(5, (0, 4))", "<expr>:1:12: error: the extents of a shape must be positive, "
+                                  "not (0,4)\n"
+                                  "idx2crd(5, (0, 4))\n"
+                                  "           ^~~~~~\n");
+  want_error("(0, 4):(1, 1)", "shape 0 is not positive");
+  assert_int_equal(u.diag.errors, 4);
 }
 
 static void layout_request(void **state) {
@@ -643,7 +648,33 @@ static void range_const_errors(void **state) {
   want_error("range_const(0, 4, 0)", "the step of range_const must be positive, not 0");
   want_error("range_const(2000000)",
              "range_const of 2000000 iterations is more than the step limit (1000000)");
-  assert_int_equal(u.diag.errors, 5);
+  want_error("range_const(-9223372036854775808, 9223372036854775807)",
+             "range_const from -9223372036854775808 to 9223372036854775807 has too many "
+             "iterations");
+  assert_int_equal(u.diag.errors, 6);
+}
+
+static void range_const_at_the_int64_bounds(void **state) {
+  (void)state;
+  /* The last step would pass INT64_MAX: the loop stops at its bound. */
+  want_value("range_const(9223372036854775806, 9223372036854775807, 5)",
+             "range_const(9223372036854775806, 9223372036854775807, 5)");
+  check_ok("const {\n"
+           "    for i in range_const(9223372036854775806, 9223372036854775807, 5) carry (n = 0) {\n"
+           "        yield n + 1;\n"
+           "    }\n"
+           "    let HIGH = n;\n"
+           "    for i in range_const(-9223372036854775808, -9223372036854775804, 2) carry (m = 0) "
+           "{\n"
+           "        yield m + 1;\n"
+           "    }\n"
+           "    let LOW = m;\n"
+           "    for i in range_const(9223372036854775805, 9223372036854775807) carry (last = 0) {\n"
+           "        yield i;\n"
+           "    }\n"
+           "    let LAST = last;\n"
+           "}\n"
+           "static_assert(HIGH == 1 && LOW == 2 && LAST == 9223372036854775806);\n");
 }
 
 static void loop_body_rules(void **state) {
@@ -944,7 +975,9 @@ static void specialisation_later_define_wins(void **state) {
   FlyDefine d[] = {{"BLOCK", "64"}, {"BLOCK", "512"}, {"VEC", "3"}};
   bool ok;
   char *lines = specialise(d, 3, &ok);
+  assert_true(ok);
   assert_string_equal(lines, "k BLOCK=512 VEC=3 @sm_90\n");
+  assert_string_equal(diag_new(), ""); /* the BLOCK=64 given first counts as used */
 }
 
 static void define_errors(void **state) {
@@ -977,6 +1010,20 @@ static void define_syntax_error(void **state) {
                                   "the file\n"
                                   "1 +\n"
                                   "   ^\n");
+}
+
+static void define_of_the_wrong_type(void **state) {
+  (void)state;
+  /* The error points into the -D value, not at the parameter's default. */
+  FlyDefine d[] = {{"BLOCK", "\"x\""}};
+  bool ok;
+  char *lines = specialise(d, 1, &ok);
+  assert_false(ok);
+  assert_int_equal(u.diag.errors, 1);
+  assert_string_equal(lines, "");
+  assert_string_equal(diag_new(), "-D BLOCK:1:1: error: expected int, but this is a string\n"
+                                  "\"x\"\n"
+                                  "^~~\n");
 }
 
 static void define_not_static(void **state) {
@@ -1118,6 +1165,17 @@ static void target_specific_branches_amd(void **state) {
 
 /* ---- a whole program, and runtime values -------------------------------------------------- */
 
+static void unknown_name_reported_once(void **state) {
+  (void)state;
+  bool ok = check("fn f() { nope }\n"
+                  "const G = f();\n");
+  assert_false(ok);
+  assert_int_equal(u.diag.errors, 1);
+  assert_string_equal(diag_new(), "t.fly:1:10: error: unknown name 'nope'\n"
+                                  "fn f() { nope }\n"
+                                  "         ^~~~\n");
+}
+
 static void runtime_values_are_tracked(void **state) {
   (void)state;
   check_ok("kernel sum(Y: tensor<f32>, n: i32, x: f32, const THREADS: int = 256) {\n"
@@ -1136,6 +1194,55 @@ static void runtime_values_are_tracked(void **state) {
            "    block = THREADS;\n"
            "    shared = THREADS * 4;\n"
            "}\n");
+}
+
+static void tensor_elements(void **state) {
+  (void)state;
+  check_ok("kernel sum(X: tensor<f32>, Y: tensor<f32>, M: tensor<f16, (?, 8):(8, 1)>, n: i32,\n"
+           "        const THREADS: int = 256) {\n"
+           "    let i = block_idx.x * THREADS + thread_idx.x;\n"
+           "    for j in range(i, n, THREADS) carry (acc = 0.0) {\n"
+           "        yield acc + X[j].load();\n"
+           "    }\n"
+           "    let row = M[i, _];\n"
+           "    let h = row[7].load() + M[0, 0].load();\n"
+           "    if i < n {\n"
+           "        Y[i].store(acc + (h as f32));\n"
+           "    }\n"
+           "}\n"
+           "launch sum { grid = ceil_div(n, THREADS); block = THREADS; }\n");
+  bool ok = check("kernel k(M: tensor<f16, (?, 8):(8, 1)>) {\n"
+                  "    let e = M[0, 8];\n"
+                  "}\n"
+                  "launch k { grid = 1; block = 1; }\n");
+  assert_false(ok);
+  assert_int_equal(u.diag.errors, 1);
+  assert_non_null(strstr(diag_new(), "error: index 8 is out of range for a mode of size 8\n"));
+}
+
+/* Statements nest without evaluations between them; with recursion that
+   still ends at the evaluation depth limit, before the C stack runs out. */
+static void nesting_is_bounded(void **state) {
+  (void)state;
+  enum { LEVELS = 120 };
+  static const char loop[] = "for i in range_const(1) { ";
+  size_t size = 64 + LEVELS * (sizeof loop + 2);
+  char **text = keep_slot();
+  *text = malloc(size);
+  assert_non_null(*text);
+  char *p = *text;
+  p += sprintf(p, "fn forever(n) {\n    ");
+  for (int i = 0; i < LEVELS; i++)
+    p += sprintf(p, "%s", loop);
+  p += sprintf(p, "let q = forever(n + 1);");
+  for (int i = 0; i < LEVELS; i++)
+    p += sprintf(p, " }");
+  sprintf(p, "\n    0\n}\nconst X = forever(0);\nconst Y = 1 / 0;\n");
+  bool ok = check(*text);
+  assert_false(ok);
+  assert_int_equal(u.diag.errors, 1);
+  assert_non_null(strstr(
+      diag_new(), "error: compile-time evaluation nested too deeply (limit is 6000 levels)"));
 }
 
 static void eval_needs_a_static_value(void **state) {
@@ -1186,6 +1293,7 @@ int main(void) {
       TEST(if_const_needs_a_static_condition),
       TEST(range_const_with_carries),
       TEST(range_const_errors),
+      TEST(range_const_at_the_int64_bounds),
       TEST(loop_body_rules),
       TEST(recursive_fibonacci),
       TEST(depth_limit),
@@ -1203,6 +1311,7 @@ int main(void) {
       TEST(specialisation_later_define_wins),
       TEST(define_errors),
       TEST(define_syntax_error),
+      TEST(define_of_the_wrong_type),
       TEST(define_not_static),
       TEST(const_parameter_without_value),
       TEST(several_kernels),
@@ -1212,7 +1321,10 @@ int main(void) {
       TEST(kernel_per_target_amd),
       TEST(target_specific_branches),
       TEST(target_specific_branches_amd),
+      TEST(unknown_name_reported_once),
       TEST(runtime_values_are_tracked),
+      TEST(tensor_elements),
+      TEST(nesting_is_bounded),
       TEST(eval_needs_a_static_value),
       TEST(repeated_sessions_do_not_leak),
   };
