@@ -79,15 +79,8 @@ static const FlyVal *runtime_leaf(FlyInterp *I, const FlyNode *at, const char *w
    follow. */
 static const FlyVal *runtime_like(FlyInterp *I, const FlyVal *p, const FlyNode *at,
                                   const char *why) {
-  if (p->kind != FLY_V_TUPLE)
-    return runtime_leaf(I, at, why);
-  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(p->n ? p->n : 1));
-  if (!e)
-    return NULL;
-  for (int i = 0; i < p->n; i++)
-    if (!(e[i] = runtime_like(I, p->elems[i], at, why)))
-      return NULL;
-  return fly_val_tuple(&I->A, p->n, e);
+  FlyOrigin o = {at, why};
+  return fly_map_leaves(I, p, fly_leaf_runtime, &o);
 }
 
 /* The product of a shape's leaves: static, or a runtime i32. */

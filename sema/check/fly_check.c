@@ -137,26 +137,8 @@ static const FlyDefine *find_define(const FlyCheckOptions *o, const char *name, 
   return d;
 }
 
-/* A runtime parameter's value: a tensor whose launch-time shape and strides
-   are runtime values, or a runtime scalar. */
-static const FlyVal *dynamic_leaves(FlyInterp *I, const FlyVal *p, const FlyNode *param,
-                                    const char *why) {
-  if (p->kind == FLY_V_TUPLE) {
-    const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(p->n ? p->n : 1));
-    if (!e)
-      return NULL;
-    for (int i = 0; i < p->n; i++)
-      if (!(e[i] = dynamic_leaves(I, p->elems[i], param, why)))
-        return NULL;
-    return fly_val_tuple(&I->A, p->n, e);
-  }
-  if (p->kind == FLY_V_DYNAMIC) {
-    FlyOrigin o = {param, why};
-    return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
-  }
-  return p;
-}
-
+/* A runtime parameter's value: a tensor whose `?` shape and stride leaves
+   are runtime values given at launch, or a runtime scalar. */
 static const FlyVal *runtime_param(FlyInterp *I, FlyScope *s, const FlyNode *p,
                                    const FlyNode *kernel) {
   if (!p->kid[0]) {
@@ -183,8 +165,9 @@ static const FlyVal *runtime_param(FlyInterp *I, FlyScope *s, const FlyNode *p,
              kernel->str);
     const FlyVal *shape = t->shape ? t->shape : fly_val_dynamic();
     const FlyVal *stride = t->stride ? t->stride : fly_val_dynamic();
-    const FlyVal *sh = dynamic_leaves(I, shape, p, why);
-    const FlyVal *st = sh ? dynamic_leaves(I, stride, p, why) : NULL;
+    FlyOrigin o = {p, why};
+    const FlyVal *sh = fly_map_leaves(I, shape, fly_leaf_runtime_if_dynamic, &o);
+    const FlyVal *st = sh ? fly_map_leaves(I, stride, fly_leaf_runtime_if_dynamic, &o) : NULL;
     FlyVal *v = st ? (FlyVal *)fly_make_tensor(I, t->elem, FLY_SPACE_GLOBAL, sh, st) : NULL;
     if (v)
       v->tensor.align = t->align;

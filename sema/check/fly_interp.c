@@ -10,7 +10,7 @@
 /* Nested evaluations allowed at once. The syntax tree is at most 1000 deep
    and calls nest at most depth_limit deep; this bound keeps the product of
    the two off the end of the C stack. */
-enum { MAX_EVAL_DEPTH = 6000, MAX_CHAIN_NOTES = 4 };
+enum { MAX_CHAIN_NOTES = 4 };
 
 void fly_interp_init(FlyInterp *I, FlyUnit *u, const FlyCheckOptions *o) {
   memset(I, 0, sizeof *I);
@@ -124,6 +124,34 @@ bool fly_interp_step(FlyInterp *I, const FlyNode *at) {
     return false;
   }
   return true;
+}
+
+/* ---- tuples of leaves ------------------------------------------------------------- */
+
+const FlyVal *fly_map_leaves(FlyInterp *I, const FlyVal *t, FlyLeafFn leaf, const void *ctx) {
+  if (t->kind != FLY_V_TUPLE)
+    return leaf(I, t, ctx);
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(t->n ? t->n : 1));
+  if (!e)
+    return NULL;
+  for (int i = 0; i < t->n; i++)
+    if (!(e[i] = fly_map_leaves(I, t->elems[i], leaf, ctx)))
+      return NULL;
+  return fly_val_tuple(&I->A, t->n, e);
+}
+
+const FlyVal *fly_leaf_dynamic(FlyInterp *I, const FlyVal *leaf, const void *ctx) {
+  (void)I, (void)leaf, (void)ctx;
+  return fly_val_dynamic();
+}
+
+const FlyVal *fly_leaf_runtime(FlyInterp *I, const FlyVal *leaf, const void *ctx) {
+  (void)leaf;
+  return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), *(const FlyOrigin *)ctx);
+}
+
+const FlyVal *fly_leaf_runtime_if_dynamic(FlyInterp *I, const FlyVal *leaf, const void *ctx) {
+  return leaf->kind == FLY_V_DYNAMIC ? fly_leaf_runtime(I, leaf, ctx) : leaf;
 }
 
 /* ---- scopes ------------------------------------------------------------------------ */

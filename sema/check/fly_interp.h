@@ -160,6 +160,17 @@ typedef struct FlyArgs {
 const FlyVal *fly_call_fn(FlyInterp *I, const FlyNode *fn, const FlyArgs *args);
 const FlyVal *fly_call_value(FlyInterp *I, const FlyVal *callee, const FlyArgs *args);
 
+/* A copy of tuple t with each leaf (anything but a tuple) replaced by
+ * leaf(I, that leaf, ctx): the shapes and strides of tensors, where `?` or
+ * unfollowed strides become runtime values. NULL after an error. */
+typedef const FlyVal *(*FlyLeafFn)(FlyInterp *I, const FlyVal *leaf, const void *ctx);
+const FlyVal *fly_map_leaves(FlyInterp *I, const FlyVal *t, FlyLeafFn leaf, const void *ctx);
+/* Leaves for fly_map_leaves: `?` for every leaf; a runtime i32 from the
+ * FlyOrigin ctx for every leaf, or only for `?` leaves. */
+const FlyVal *fly_leaf_dynamic(FlyInterp *I, const FlyVal *leaf, const void *ctx);
+const FlyVal *fly_leaf_runtime(FlyInterp *I, const FlyVal *leaf, const void *ctx);
+const FlyVal *fly_leaf_runtime_if_dynamic(FlyInterp *I, const FlyVal *leaf, const void *ctx);
+
 /* ---- types (fly_interp_types.c) ---------------------------------------------------- */
 
 /* The type an annotation names. NULL after an error. */
@@ -173,8 +184,6 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
 /* The runtime type a static number takes where no other type is implied:
  * int -> i32, float -> f32, bool -> i1; a typed constant keeps its type. */
 const FlyType *fly_default_runtime_type(const FlyVal *v);
-/* A runtime value holding v (which may already be one). */
-const FlyVal *fly_to_runtime(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at);
 
 /* ---- builtins (fly_builtins.c) ------------------------------------------------------ */
 

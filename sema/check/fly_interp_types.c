@@ -47,20 +47,6 @@ static bool congruent_pattern(const FlyVal *a, const FlyVal *b) {
   return true;
 }
 
-/* A pattern of `?` congruent to p: the strides of a type that gives only a
-   shape. */
-static const FlyVal *all_dynamic(FlyInterp *I, const FlyVal *p) {
-  if (p->kind != FLY_V_TUPLE)
-    return fly_val_dynamic();
-  const FlyVal **v = fly_alloc(&I->A, sizeof *v * (size_t)(p->n ? p->n : 1));
-  if (!v)
-    return NULL;
-  for (int i = 0; i < p->n; i++)
-    if (!(v[i] = all_dynamic(I, p->elems[i])))
-      return NULL;
-  return fly_val_tuple(&I->A, p->n, v);
-}
-
 static bool eval_layout_pattern(FlyInterp *I, FlyScope *s, const FlyNode *e, FlyType *t) {
   if (e->kind == FLY_LAYOUT) {
     t->shape = eval_pattern(I, s, e->kid[0]);
@@ -84,7 +70,8 @@ static bool eval_layout_pattern(FlyInterp *I, FlyScope *s, const FlyNode *e, Fly
     }
   }
   t->shape = eval_pattern(I, s, e);
-  t->stride = t->shape ? all_dynamic(I, t->shape) : NULL;
+  /* A type that gives only a shape leaves every stride to the launch. */
+  t->stride = t->shape ? fly_map_leaves(I, t->shape, fly_leaf_dynamic, NULL) : NULL;
   return t->stride != NULL;
 }
 
@@ -418,19 +405,6 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
     return to_tensor(I, v, t, at);
   }
   return mismatch(I, v, t, at);
-}
-
-const FlyVal *fly_to_runtime(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
-  if (!v)
-    return NULL;
-  if (t)
-    v = fly_convert(I, v, t, at, false);
-  if (!v || v->kind == FLY_V_RUNTIME)
-    return v;
-  if (v->kind != FLY_V_INT && v->kind != FLY_V_FLOAT && v->kind != FLY_V_BOOL)
-    return fly_err(I, at, "expected a number, but this is %s", fly_val_describe(&I->A, v));
-  FlyOrigin o = {at, "a constant"};
-  return fly_val_runtime(&I->A, fly_default_runtime_type(v), o);
 }
 
 /* ---- constructors ------------------------------------------------------------------- */
