@@ -1,6 +1,7 @@
 /* fly_layout.c — layouts: construction, queries, modes, coordinates, text. */
 #include "fly_layout.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "fly_layout_internal.h"
@@ -118,11 +119,11 @@ FlyLayout *fly_layout_make(FlyAlgebra *A, FlyTuple *shape, FlyTuple *stride) {
 }
 
 FlyLayout *fly_layout_col_major(FlyAlgebra *A, FlyTuple *shape) {
-  return fly_layout_make(A, shape, fly_tuple_prefix_product(A, shape, 1));
+  return fly_layout_make(A, shape, fly_tuple_compact_strides(A, shape, false));
 }
 
 FlyLayout *fly_layout_row_major(FlyAlgebra *A, FlyTuple *shape) {
-  return fly_layout_make(A, shape, fly_tuple_suffix_product(A, shape, 1));
+  return fly_layout_make(A, shape, fly_tuple_compact_strides(A, shape, true));
 }
 
 /* Shape products at the leaves of order (order may be coarser than shape). */
@@ -244,11 +245,23 @@ bool fly_layout_size(FlyAlgebra *A, const FlyLayout *L, int64_t *out) {
   return L && fly_tuple_product(A, L->shape, out);
 }
 
+/* CuTe's size(coshape(L)) (CuTe 3.9 on): the largest index the layout can
+ * reach with every stride made non-negative, plus one, so a negative stride
+ * counts by its extent: 1 + sum of (s-1)*|d| over the leaves. */
 bool fly_layout_cosize(FlyAlgebra *A, const FlyLayout *L, int64_t *out) {
-  int64_t size, last;
-  if (!fly_layout_size(A, L, &size) || !fly_layout_eval(A, L, size - 1, &last))
+  FlyFlat f;
+  if (!L || !fly_flat_of(A, L, &f))
     return false;
-  return fly_add(A, last, 1, out);
+  int64_t total = 1;
+  for (int i = 0; i < f.n; i++) {
+    int64_t d = f.stride[i] < 0 ? -f.stride[i] : f.stride[i], term;
+    if (f.stride[i] == INT64_MIN)
+      return fly_fail(A, "cosize: stride %" PRId64 " has no magnitude in 64 bits", f.stride[i]);
+    if (!fly_mul(A, f.shape[i] - 1, d, &term) || !fly_add(A, total, term, &total))
+      return false;
+  }
+  *out = total;
+  return true;
 }
 
 int fly_layout_rank(const FlyLayout *L) { return fly_tuple_rank(L->shape); }
@@ -313,7 +326,9 @@ FlyLayout *fly_layout_group(FlyAlgebra *A, const FlyLayout *L, int begin, int en
   int n = 0;
   for (int i = 0; i < begin; i++)
     out[n++] = m[i];
-  out[n++] = grouped;
+  // As CuTe's group<B,E>: an empty range inserts nothing.
+  if (begin < end)
+    out[n++] = grouped;
   for (int i = end; i < r; i++)
     out[n++] = m[i];
   return fly_layout_seq(A, n, out);

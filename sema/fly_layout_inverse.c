@@ -5,19 +5,22 @@
  * multiple of the extent (shape * stride) of the mode before it. */
 #include "fly_layout_internal.h"
 
-/* Mode indices of f sorted by stride (stable, so ties keep their order). */
+/* Mode indices of f sorted by stride. This is CuTe's SortByKey, an exchange
+ * sort, which is not stable: among equal strides it decides which mode a
+ * right_inverse follows, so Fly sorts the same way to pick the same one. */
 static int *sort_by_stride(FlyAlgebra *A, const FlyFlat *f) {
   int *idx = fly_alloc(A, (size_t)f->n * sizeof *idx);
   if (!idx)
     return NULL;
-  for (int i = 0; i < f->n; i++) {
-    int j = i;
-    while (j > 0 && f->stride[idx[j - 1]] > f->stride[i]) {
-      idx[j] = idx[j - 1];
-      j--;
-    }
-    idx[j] = i;
-  }
+  for (int i = 0; i < f->n; i++)
+    idx[i] = i;
+  for (int i = 0; i < f->n; i++)
+    for (int j = i + 1; j < f->n; j++)
+      if (f->stride[idx[j]] < f->stride[idx[i]]) {
+        int t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+      }
   return idx;
 }
 

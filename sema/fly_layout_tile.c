@@ -66,9 +66,11 @@ FlyLayout *fly_layout_zip2_by(FlyAlgebra *A, const FlyLayout *L, const FlyTiler 
   return fly_layout_pair(A, fly_layout_seq(A, n, tiles), fly_layout_seq(A, r, rests));
 }
 
-/* The modes of M, or M itself as one mode when `spread` is false. */
+/* The modes of M, or M itself as one mode when `spread` is false. CuTe
+ * spreads by slicing with repeat<rank(M)>(_), and repeat<1>(_) is a bare `_`,
+ * so a mode of rank 1 such as (4) stays whole, parentheses included. */
 static int put_modes(FlyAlgebra *A, FlyLayout *M, bool spread, FlyLayout **out) {
-  if (!spread || M->shape->kind != FLY_TUPLE_SEQ) {
+  if (!spread || M->shape->kind != FLY_TUPLE_SEQ || M->shape->n == 1) {
     out[0] = M;
     return 1;
   }

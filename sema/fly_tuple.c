@@ -168,8 +168,11 @@ bool fly_tuple_has_underscore(const FlyTuple *t) {
 
 /* Strides of a compact layout: walk the modes in order (column-major) or in
  * reverse (row-major), handing each the running product. */
-static FlyTuple *compact(FlyAlgebra *A, FlyTuple *shape, int64_t *current, bool reverse) {
+static FlyTuple *compact(FlyAlgebra *A, FlyTuple *shape, int64_t *current, bool reverse,
+                         bool unit_zero) {
   if (shape->kind != FLY_TUPLE_SEQ) {
+    if (unit_zero && shape->value == 1)
+      return fly_tuple_int(A, 0);
     FlyTuple *d = fly_tuple_int(A, *current);
     if (!d || !fly_mul(A, *current, shape->value, current))
       return NULL;
@@ -180,7 +183,7 @@ static FlyTuple *compact(FlyAlgebra *A, FlyTuple *shape, int64_t *current, bool 
     return NULL;
   for (int k = 0; k < shape->n; k++) {
     int i = reverse ? shape->n - 1 - k : k;
-    e[i] = compact(A, shape->elem[i], current, reverse);
+    e[i] = compact(A, shape->elem[i], current, reverse, unit_zero);
     if (!e[i])
       return NULL;
   }
@@ -190,13 +193,20 @@ static FlyTuple *compact(FlyAlgebra *A, FlyTuple *shape, int64_t *current, bool 
 FlyTuple *fly_tuple_prefix_product(FlyAlgebra *A, FlyTuple *shape, int64_t init) {
   if (!shape)
     return NULL;
-  return compact(A, shape, &init, false);
+  return compact(A, shape, &init, false, false);
 }
 
 FlyTuple *fly_tuple_suffix_product(FlyAlgebra *A, FlyTuple *shape, int64_t init) {
   if (!shape)
     return NULL;
-  return compact(A, shape, &init, true);
+  return compact(A, shape, &init, true, false);
+}
+
+FlyTuple *fly_tuple_compact_strides(FlyAlgebra *A, FlyTuple *shape, bool row_major) {
+  if (!shape)
+    return NULL;
+  int64_t current = 1;
+  return compact(A, shape, &current, row_major, true);
 }
 
 static int64_t ceil_div_int(int64_t a, int64_t b) { return a / b + (a % b != 0); }

@@ -57,6 +57,10 @@ bool fly_tuple_has_underscore(const FlyTuple *t);
 FlyTuple *fly_tuple_prefix_product(FlyAlgebra *A, FlyTuple *shape, int64_t init);
 /* Compact row-major strides: (4,(2,3)) -> (6,(3,1)). */
 FlyTuple *fly_tuple_suffix_product(FlyAlgebra *A, FlyTuple *shape, int64_t init);
+/* The strides of CuTe's compact layouts (make_layout(shape) and LayoutRight):
+ * the running product, except that a leaf of size 1 gets stride 0, as CuTe
+ * gives a static size-1 mode: (4,1,3) -> (1,0,4). */
+FlyTuple *fly_tuple_compact_strides(FlyAlgebra *A, FlyTuple *shape, bool row_major);
 /* CuTe's ceil_div of a tuple by an integer: each element divides what the
  * ones before it left over, (4,6) / 3 -> (2,6). */
 FlyTuple *fly_tuple_ceil_div(FlyAlgebra *A, FlyTuple *a, int64_t b);

@@ -160,9 +160,9 @@ static const FlyVal *b_group(FlyInterp *I, const FlyArgs *a) {
       !fly_arg_int(I, a, 2, "the end mode", &e))
     return NULL;
   int r = fly_layout_rank(L);
-  if (b < 0 || e > r || b >= e)
-    return fly_err(I, a->call, "group(L, %" PRId64 ", %" PRId64 ") needs 0 <= begin < end <= %d", b,
-                   e, r);
+  if (b < 0 || e > r || b > e)
+    return fly_err(I, a->call, "group(L, %" PRId64 ", %" PRId64 ") needs 0 <= begin <= end <= %d",
+                   b, e, r);
   return layout_result(I, fly_layout_group(&I->A, L, (int)b, (int)e), a);
 }
 

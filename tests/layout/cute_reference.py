@@ -326,10 +326,7 @@ def layout_size(L):
 def cosize(L, flavor="cute"):
     """CuTe >= 3.9: size(coshape) = sum((s-1)*|d|) + 1 (layout.hpp coshape).
 
-    pycute (and CuTe before 3.9) use L(size-1)+1; Fly's doc (4.1) describes
-    L(size-1)+1 and claims that is CuTe's formula."""
-    if flavor == "flydoc":
-        return L(layout_size(L) - 1) + 1
+    pycute (and CuTe before 3.9) use L(size-1)+1."""
     total = 1
     for s, d in zip(flatten_to_tuple(L.shape), flatten_to_tuple(L.stride)):
         total += (s - 1) * abs(d)
@@ -475,7 +472,7 @@ def _group(t, b, e, flavor="cute"):
     # construct(t, take<B,E>(t), seq<B>, seq<(B<E)>, range<E,N>): an empty
     # range inserts NOTHING (tuple_algorithms.hpp group/construct).  Fly's
     # doc (4.2): "An empty range inserts an empty mode."
-    mid = (tuple(tt[b:e]),) if b < e or flavor == "flydoc" else ()
+    mid = (tuple(tt[b:e]),) if b < e else ()
     return tuple(tt[:b]) + mid + tuple(tt[e:])
 
 
@@ -518,11 +515,16 @@ def layout_append_n(L, n):
     return Layout(_append_n(L.shape, n, 1), _append_n(L.stride, n, 0))
 
 
-def _zip(t):
-    """cute::zip(T): transpose; a tuple whose element 0 is not a tuple is wrapped."""
+def _zip(t, flavor="cute"):
+    """cute::zip(T): transpose; a tuple whose element 0 is not a tuple is wrapped.
+
+    Under 'flydoc' (docs/layout-algebra.md 5.18) a leaf beside tuples counts
+    as a tuple of one element, where CuTe's zip is ill-formed."""
     if is_tuple(t):
         if len(t) == 0:
             refuse("zip of an empty tuple")
+        if flavor == "flydoc" and is_tuple(t[0]):
+            t = tuple(x if is_tuple(x) else (x,) for x in t)
         if is_tuple(t[0]):
             r = len(t[0])
             for x in t:
@@ -535,13 +537,13 @@ def _zip(t):
     return t
 
 
-def layout_zip(L):
-    return Layout(_zip(L.shape), _zip(L.stride))
+def layout_zip(L, flavor="cute"):
+    return Layout(_zip(L.shape, flavor), _zip(L.stride, flavor))
 
 
-def layout_zip2(A, B):
+def layout_zip2(A, B, flavor="cute"):
     """zip(layoutA, layoutB) = make_layout(zip(sa, sb), zip(da, db))."""
-    return Layout(_zip((A.shape, B.shape)), _zip((A.stride, B.stride)))
+    return Layout(_zip((A.shape, B.shape), flavor), _zip((A.stride, B.stride), flavor))
 
 
 def layout_flatten(L):
@@ -965,13 +967,13 @@ def flat_product(L, T, flavor="cute"):
 def blocked_product(L, B, flavor="cute"):
     R = max(layout_rank(L), layout_rank(B))
     res = logical_product(layout_append_n(L, R), layout_append_n(B, R), flavor)
-    return layout_zip2(layout_get(res, 0), layout_get(res, 1))
+    return layout_zip2(layout_get(res, 0), layout_get(res, 1), flavor)
 
 
 def raked_product(L, B, flavor="cute"):
     R = max(layout_rank(L), layout_rank(B))
     res = logical_product(layout_append_n(L, R), layout_append_n(B, R), flavor)
-    return layout_zip2(layout_get(res, 1), layout_get(res, 0))
+    return layout_zip2(layout_get(res, 1), layout_get(res, 0), flavor)
 
 
 # ---------------------------------------------------------------------------
@@ -1191,7 +1193,7 @@ def _op_prepend(L, X=None, *, flavor):
 
 
 def _op_zip(L, flavor):
-    return "layout", layout_zip(L)
+    return "layout", layout_zip(L, flavor)
 
 
 def _op_flatten(L, flavor):
@@ -1283,32 +1285,12 @@ def value_str(v):
 
 def _op_col_major(shape, flavor):
     # make_layout(shape) = compact_major<LayoutLeft>: a static size-1 mode
-    # gets stride _0 (stride.hpp detail::compact); Fly's doc (4.13) says
-    # "the running product"
-    if flavor == "flydoc":
-        return "layout", Layout(shape, _running(shape, False))
+    # gets stride _0 (stride.hpp detail::compact)
     return "layout", Layout(shape, compact_col_major(shape))
 
 
 def _op_row_major(shape, flavor):
-    if flavor == "flydoc":
-        return "layout", Layout(shape, _running(shape, True))
     return "layout", Layout(shape, compact_row_major(shape))
-
-
-def _running(shape, right):
-    leaves = list(flatten_to_tuple(shape))
-    order = range(len(leaves) - 1, -1, -1) if right else range(len(leaves))
-    d = [0] * len(leaves)
-    cur = 1
-    for i in order:
-        d[i] = cur
-        cur *= leaves[i]
-    it = iter(d)
-
-    def rec(s):
-        return tuple(rec(x) for x in s) if is_tuple(s) else next(it)
-    return rec(shape)
 
 
 def _op_show(v, flavor):

@@ -36,8 +36,7 @@ documented answer.  --json FILE keeps every case.
 Speed: one process per case, run from a process pool (--jobs); 2000 cases
 take a few seconds.  A quick run for a test suite:
 
-    python3 tests/layout/differential.py --cases 300 --seed 1 --quiet \
-        --allow undeclared,text-form,tool-accepts
+    python3 tests/layout/differential.py --cases 300 --seed 1 --quiet
 
 Exit status: 0 when nothing but agree/documented was seen, 1 otherwise
 (use --allow CLASS[,CLASS] to accept known classes), 2 on a usage error.
@@ -593,12 +592,7 @@ def same_function(A, B):
 # Operations where Fly does what docs/layout-algebra.md section 4 describes,
 # but section 5 does not list it as a difference from CuTe C++ (or the text
 # says CuTe does the same, which it does not).
-UNDECLARED = {
-    "cosize": "4.1 computes L(size-1)+1 'as in CuTe'; CuTe >= 3.9 sums (s-1)*|d| (coshape)",
-    "col_major": "4.13 running product; CuTe's compact_major gives static size-1 modes stride 0",
-    "row_major": "4.13 running product; CuTe's compact_major gives static size-1 modes stride 0",
-    "group": "4.2 an empty range inserts () ; CuTe's group<B,B> inserts nothing",
-}
+UNDECLARED: dict[str, str] = {}
 
 
 def doc_items_for(op, args_parsed, cute_out, fly_out):
@@ -611,14 +605,12 @@ def doc_items_for(op, args_parsed, cute_out, fly_out):
         "idx2crd": "5.12 (coordinates are range-checked)",
         "slice": "5.12 (coordinates are range-checked)",
         "dice": "5.12 (coordinates are range-checked)",
-        "cosize": "4.1 (cosize = L(size-1)+1; the doc says 'as in CuTe')",
-        "col_major": "4.13 (running product; CuTe gives static size-1 modes stride 0)",
-        "row_major": "4.13 (running product; CuTe gives static size-1 modes stride 0)",
+        "zip": "5.18 (a leaf zips as a mode of rank 1)",
     }
     if op.endswith("_divide"):
         return "5.8/5.9/5.1 (size(L) cotarget; '_' tiles; exact composition)"
     if op.endswith("_product"):
-        return "5.9/5.1/5.4 ('_' blocks; exact composition; strict complement)"
+        return "5.9/5.1/5.4/5.18 ('_' blocks; exact composition; strict complement; a leaf zips as a rank-1 mode)"
     return items.get(op, "?")
 
 
