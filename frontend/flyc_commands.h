@@ -7,5 +7,6 @@ int flyc_parse_command(int argc, char **argv);
 int flyc_check_command(int argc, char **argv);
 int flyc_eval_command(int argc, char **argv);
 int flyc_layout_command(int argc, char **argv);
+int flyc_compile_command(int argc, char **argv);
 
 #endif

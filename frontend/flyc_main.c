@@ -22,6 +22,7 @@ static void print_usage(FILE *out) {
         "  check FILE   report every error in FILE and the files it imports\n"
         "  eval EXPR    evaluate a constant expression and print its value\n"
         "  layout EXPR  print a layout in CuTe's form; --table and --svg draw it\n"
+        "  compile FILE trace the kernels to MLIR (--emit=fly)\n"
         "\n"
         "Run 'flyc COMMAND --help' for a command's options.\n"
         "\n"
@@ -50,10 +51,8 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-    {"parse", flyc_parse_command},
-    {"check", flyc_check_command},
-    {"eval", flyc_eval_command},
-    {"layout", flyc_layout_command},
+    {"parse", flyc_parse_command},   {"check", flyc_check_command},     {"eval", flyc_eval_command},
+    {"layout", flyc_layout_command}, {"compile", flyc_compile_command},
 };
 
 /* Only the first argument decides what flyc does; the command parses the

@@ -110,6 +110,9 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
                                           {"--depth-limit", "--depth-limit=N"},
                                           {"--import", "--import=FILE"},
                                           {"--svg", "--svg=FILE"},
+                                          {"--emit", "--emit=fly"},
+                                          {"--kernel", "--kernel=NAME"},
+                                          {"-o", "-o FILE"},
                                           {"-D", "-D NAME=VALUE"}};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
@@ -193,6 +196,14 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
       o->table = true;
     } else if ((accepted & FLYC_OPT_DRAW) && (v = value_of(argc, argv, &i, "--svg"))) {
       o->svg = v;
+    } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--emit"))) {
+      if (strcmp(v, "fly") != 0 && strcmp(v, "irdl") != 0)
+        return usage_error(command, "--emit takes 'fly' or 'irdl', not '%s'", v);
+      o->emit = v;
+    } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--kernel"))) {
+      o->check.only_kernel = v;
+    } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "-o") == 0) {
+      o->output = argv[++i];
     } else {
       return usage_error(command, "unknown option '%s'", arg);
     }

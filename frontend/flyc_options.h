@@ -13,10 +13,11 @@ enum { FLYC_OK = 0, FLYC_ERRORS = 1, FLYC_USAGE = 2 };
 enum {
   FLYC_OPT_DUMP_AST = 1,
   FLYC_OPT_STDLIB = 2,
-  FLYC_OPT_SEMA = 4,   /* -D, --target, --step-limit, --depth-limit */
-  FLYC_OPT_EXPR = 8,   /* the argument is an expression, not a file; --import */
-  FLYC_OPT_DRAW = 16,  /* --table, --svg */
-  FLYC_OPT_SPECS = 32, /* --print-specializations */
+  FLYC_OPT_SEMA = 4,     /* -D, --target, --step-limit, --depth-limit */
+  FLYC_OPT_EXPR = 8,     /* the argument is an expression, not a file; --import */
+  FLYC_OPT_DRAW = 16,    /* --table, --svg */
+  FLYC_OPT_SPECS = 32,   /* --print-specializations */
+  FLYC_OPT_COMPILE = 64, /* --emit, -o, --kernel */
 };
 
 enum { FLYC_MAX_DEFINES = 256, FLYC_MAX_IMPORTS = 64 };
@@ -35,8 +36,10 @@ typedef struct FlycOptions {
   bool print_specializations;
   const char *imports[FLYC_MAX_IMPORTS]; /* eval, layout: --import FILE */
   int nimports;
-  bool table;      /* layout --table */
-  const char *svg; /* layout --svg FILE */
+  bool table;         /* layout --table */
+  const char *svg;    /* layout --svg FILE */
+  const char *emit;   /* compile --emit: what to write */
+  const char *output; /* compile -o FILE ("-" or NULL: standard output) */
 } FlycOptions;
 
 /* Parses argv (after the command name). Returns FLYC_OK, or FLYC_USAGE after

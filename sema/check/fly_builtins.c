@@ -74,7 +74,8 @@ const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len) {
       return object(I, FLY_OBJ_NAMESPACE, n);
     if (strcmp(n, "lane") == 0) {
       FlyOrigin o = {NULL, "the lane index"};
-      return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
+      return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o), "lane", 0,
+                            NULL, NULL);
     }
     return object(I, FLY_OBJ_INDEX3, n);
   }
@@ -134,7 +135,13 @@ static const FlyVal *index3_member(FlyInterp *I, const FlyVal *base, const FlyNo
   else if (strcmp(base->object.name, "grid_dim") == 0)
     w = why[3];
   FlyOrigin o = {m, w};
-  return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
+  /* The emitter's name for it: "thread_idx.x", "grid_dim.z" ... */
+  char *op = fly_alloc(&I->A, strlen(base->object.name) + 3);
+  if (!op)
+    return NULL;
+  sprintf(op, "%s.%c", base->object.name, m->str[0]);
+  return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o), op, 0, NULL,
+                        m);
 }
 
 const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *m) {

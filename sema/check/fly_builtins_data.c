@@ -93,7 +93,8 @@ static const FlyVal *shape_size(FlyInterp *I, const FlyVal *shape, const FlyNode
     return fly_val_int(&I->A, n, NULL);
   }
   const FlyVal *r = fly_val_first_runtime(shape);
-  return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), r->origin);
+  return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), r->origin), "size",
+                        1, &shape, at);
 }
 
 static bool static_size(FlyInterp *I, const FlyVal *t, int64_t *n) {
@@ -166,13 +167,20 @@ static bool slice_modes(FlyInterp *I, const FlyVal *c, const FlyVal *sh, const F
   return true;
 }
 
+static const FlyVal *index_tensor(FlyInterp *I, const FlyVal *t, const FlyVal *c,
+                                  const FlyNode *at);
+
 const FlyVal *fly_index_tensor(FlyInterp *I, const FlyVal *t, int n, const FlyVal **idx,
                                const FlyNode *at) {
+  const FlyVal *c = n == 1 ? idx[0] : fly_val_tuple(&I->A, n, idx);
+  const FlyVal *args[2] = {t, c};
+  return c ? fly_emit_value(I, index_tensor(I, t, c, at), "slice", 2, args, at) : NULL;
+}
+
+static const FlyVal *index_tensor(FlyInterp *I, const FlyVal *t, const FlyVal *c,
+                                  const FlyNode *at) {
   if (is_element(t))
     return fly_err(I, at, "this is one element of a tensor; it cannot be indexed further");
-  const FlyVal *c = n == 1 ? idx[0] : fly_val_tuple(&I->A, n, idx);
-  if (!c)
-    return NULL;
   /* One integer is an index into the whole tensor, as in CuTe. */
   if (is_int_value(c)) {
     if (c->kind == FLY_V_INT && all_static(t->tensor.shape)) {
@@ -308,12 +316,12 @@ const FlyVal *fly_tensor_divide(FlyInterp *I, const char *op, const FlyArgs *a) 
     return NULL;
   const FlyLayout *L = fly_tensor_static_layout(I, &t->tensor);
   if (!L)
-    return divide_dynamic(I, op, t, T, a->call);
+    return fly_emit_value(I, divide_dynamic(I, op, t, T, a->call), op, 2, a->v, a->call);
   FlyLayout *R = strcmp(op, "logical_divide") == 0  ? fly_layout_logical_divide(&I->A, L, T)
                  : strcmp(op, "zipped_divide") == 0 ? fly_layout_zipped_divide(&I->A, L, T)
                  : strcmp(op, "tiled_divide") == 0  ? fly_layout_tiled_divide(&I->A, L, T)
                                                     : fly_layout_flat_divide(&I->A, L, T);
-  return tensor_of_layout(I, t, R, a->call);
+  return fly_emit_value(I, tensor_of_layout(I, t, R, a->call), op, 2, a->v, a->call);
 }
 
 /* ---- queries ---------------------------------------------------------------------------- */
@@ -381,7 +389,7 @@ static const FlyVal *b_load(FlyInterp *I, const FlyArgs *a) {
   if (!vt)
     return NULL;
   FlyOrigin o = {a->call, "a value loaded from memory"};
-  return fly_val_runtime(&I->A, vt, o);
+  return fly_emit_value(I, fly_val_runtime(&I->A, vt, o), "load", 1, a->v, a->call);
 }
 
 static const FlyVal *b_store(FlyInterp *I, const FlyArgs *a) {
@@ -393,13 +401,16 @@ static const FlyVal *b_store(FlyInterp *I, const FlyArgs *a) {
     return fly_err(I, a->call, "store() runs on the GPU; a launch block runs on the host");
   const FlyVal *v = a->v[1];
   if (v->kind == FLY_V_RUNTIME && fly_type_equal(v->type, vt))
-    return fly_val_none();
+    return fly_emit_effect(I, "store", 2, a->v, a->call) ? fly_val_none() : NULL;
   if (v->kind == FLY_V_RUNTIME || vt->kind == FLY_TY_VEC) {
     const char *have = fly_val_describe(&I->A, v);
     return fly_err(I, a->node[1], "this stores %s into a tensor of %s; expected %s", have,
                    fly_type_str(&I->A, t->tensor.elem), fly_type_str(&I->A, vt));
   }
-  return fly_convert(I, v, vt, a->node[1], false) ? fly_val_none() : NULL;
+  const FlyVal *args[2] = {t, fly_convert(I, v, vt, a->node[1], false)};
+  if (!args[1])
+    return NULL;
+  return fly_emit_effect(I, "store", 2, args, a->call) ? fly_val_none() : NULL;
 }
 
 static const FlyVal *b_zeros_like(FlyInterp *I, const FlyArgs *a) {
@@ -415,7 +426,7 @@ static const FlyVal *b_zeros_like(FlyInterp *I, const FlyArgs *a) {
   if (!t)
     return NULL;
   FlyOrigin o = {a->call, "a value in registers (zeros_like)"};
-  return fly_val_runtime(&I->A, t, o);
+  return fly_emit_value(I, fly_val_runtime(&I->A, t, o), "zeros_like", 1, a->v, a->call);
 }
 
 const FlyVal *fly_atomic_add(FlyInterp *I, const FlyArgs *a);
@@ -436,7 +447,8 @@ const FlyVal *fly_atomic_add(FlyInterp *I, const FlyArgs *a) {
     return NULL;
   }
   FlyOrigin o = {a->call, "the value before an atomic_add"};
-  return fly_val_runtime(&I->A, t->tensor.elem, o);
+  return fly_emit_value(I, fly_val_runtime(&I->A, t->tensor.elem, o), "atomic_add", 2, a->v,
+                        a->call);
 }
 
 /* ---- atoms ------------------------------------------------------------------------------- */
@@ -682,10 +694,10 @@ static const FlyVal *copy_partition(FlyInterp *I, const FlyArgs *a, const char *
 }
 
 static const FlyVal *b_partition_S(FlyInterp *I, const FlyArgs *a) {
-  return copy_partition(I, a, "partition_S");
+  return fly_emit_value(I, copy_partition(I, a, "partition_S"), "partition_S", 2, a->v, a->call);
 }
 static const FlyVal *b_partition_D(FlyInterp *I, const FlyArgs *a) {
-  return copy_partition(I, a, "partition_D");
+  return fly_emit_value(I, copy_partition(I, a, "partition_D"), "partition_D", 2, a->v, a->call);
 }
 
 /* The tile of a tiled MMA for operand A, B or C: (M, K), (N, K) or (M, N). */
@@ -739,7 +751,7 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
 
 #define MMA_PARTITION(op, frag, name)                                                              \
   static const FlyVal *b_##name(FlyInterp *I, const FlyArgs *a) {                                  \
-    return mma_partition(I, a, op, frag);                                                          \
+    return fly_emit_value(I, mma_partition(I, a, op, frag), #name, 2, a->v, a->call);              \
   }
 MMA_PARTITION('A', false, partition_A)
 MMA_PARTITION('B', false, partition_B)
@@ -779,7 +791,7 @@ static const FlyVal *b_copy(FlyInterp *I, const FlyArgs *a) {
   int64_t ns, nd;
   if (static_size(I, src, &ns) && static_size(I, dst, &nd) && ns != nd)
     return fly_err(I, a->call, "copy from %" PRId64 " elements to %" PRId64 " elements", ns, nd);
-  return fly_val_none();
+  return fly_emit_effect(I, "copy", 3, a->v, a->call) ? fly_val_none() : NULL;
 }
 
 /* The value of an MMA operand: a register fragment or a runtime vector. */
@@ -818,7 +830,7 @@ static const FlyVal *b_gemm(FlyInterp *I, const FlyArgs *a) {
                      fly_type_str(&I->A, e));
   }
   FlyOrigin o = {a->call, "the result of an MMA"};
-  return fly_val_runtime(&I->A, tc, o);
+  return fly_emit_value(I, fly_val_runtime(&I->A, tc, o), "gemm", 4, a->v, a->call);
 }
 
 const FlyBuiltin fly_data_builtins[] = {

@@ -86,6 +86,7 @@ static const FlyVal *b_ceil_div(FlyInterp *I, const FlyArgs *a) {
     return NULL;
   /* (x + y - 1) / y, by type. */
   const FlyVal *s = fly_binary(I, FLY_OP_ADD, x, y, a->call);
+  s = fly_binary(I, FLY_OP_SUB, s, fly_val_int(&I->A, 1, NULL), a->call);
   return fly_binary(I, FLY_OP_DIV, s, y, a->call);
 }
 
@@ -104,7 +105,12 @@ static const FlyVal *min_max(FlyInterp *I, const FlyArgs *a, bool is_max) {
         r = v;
       continue;
     }
-    r = fly_binary(I, FLY_OP_ADD, r, v, a->call); /* the type of the result */
+    const FlyType *t = fly_operand_type(I, r, v, a->call);
+    if (!t)
+      return NULL;
+    const FlyVal *pair[2] = {r, v};
+    const FlyVal *rv = r->kind == FLY_V_RUNTIME ? r : v;
+    r = fly_emit_value(I, fly_val_runtime(&I->A, t, rv->origin), name, 2, pair, a->call);
   }
   return r;
 }
@@ -130,7 +136,7 @@ static const FlyVal *math1(FlyInterp *I, const FlyArgs *a, const char *name, Mat
     if (!fly_type_is_float(e))
       return fly_err(I, a->node[0], "%s takes a float, not %s (convert it with 'as f32')", name,
                      fly_type_str(&I->A, x->type));
-    return x;
+    return fly_emit_value(I, fly_val_runtime(&I->A, x->type, x->origin), name, 1, &x, a->call);
   }
   double v = x->kind == FLY_V_FLOAT ? x->f : (double)x->i;
   double r = f(v);
@@ -152,8 +158,10 @@ MATH_BUILTIN(rsqrt, rsqrt)
 
 static const FlyVal *b_abs(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *x = need_number(I, a, 0, "abs");
-  if (!x || x->kind == FLY_V_RUNTIME)
-    return x;
+  if (x && x->kind == FLY_V_RUNTIME)
+    return fly_emit_value(I, fly_val_runtime(&I->A, x->type, x->origin), "abs", 1, &x, a->call);
+  if (!x)
+    return NULL;
   if (x->kind == FLY_V_FLOAT)
     return fly_val_float(&I->A, fabs(x->f), x->type);
   if (x->i == INT64_MIN)
@@ -165,8 +173,18 @@ static const FlyVal *b_fma(FlyInterp *I, const FlyArgs *a) {
   for (int i = 0; i < 3; i++)
     if (!need_number(I, a, i, "fma"))
       return NULL;
+  /* Typed as a * b + c; at run time one fused operation, so the product
+     is worked out without an emitter and only the fma is emitted. */
+  FlyEmitter *emit = I->emit;
+  I->emit = NULL;
   const FlyVal *p = fly_binary(I, FLY_OP_MUL, a->v[0], a->v[1], a->call);
-  return fly_binary(I, FLY_OP_ADD, p, a->v[2], a->call);
+  const FlyVal *r = fly_binary(I, FLY_OP_ADD, p, a->v[2], a->call);
+  I->emit = emit;
+  if (!r || r->kind != FLY_V_RUNTIME)
+    return r;
+  if (!fly_type_is_float(r->type->kind == FLY_TY_VEC ? r->type->elem : r->type))
+    return fly_err(I, a->call, "fma takes floats, not %s", fly_type_str(&I->A, r->type));
+  return fly_emit_value(I, fly_val_runtime(&I->A, r->type, r->origin), "fma", 3, a->v, a->call);
 }
 
 static const FlyVal *b_sizeof_bits(FlyInterp *I, const FlyArgs *a) {
@@ -188,7 +206,9 @@ static const FlyVal *gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) 
 }
 
 static const FlyVal *b_barrier(FlyInterp *I, const FlyArgs *a) {
-  return gpu_only(I, a, "barrier()");
+  if (!gpu_only(I, a, "barrier()"))
+    return NULL;
+  return fly_emit_effect(I, "barrier", 0, NULL, a->call) ? fly_val_none() : NULL;
 }
 
 static const FlyVal *b_shuffle(FlyInterp *I, const FlyArgs *a) {
@@ -205,8 +225,10 @@ static const FlyVal *b_shuffle(FlyInterp *I, const FlyArgs *a) {
     return fly_err(I, a->node[0], "shuffle moves values of at most 64 bits, not %s",
                    fly_type_str(&I->A, x->type));
   FlyOrigin o = {a->call, "a value read from another lane (shuffle)"};
-  return fly_val_runtime(&I->A, x->kind == FLY_V_RUNTIME ? x->type : fly_default_runtime_type(x),
-                         o);
+  return fly_emit_value(
+      I,
+      fly_val_runtime(&I->A, x->kind == FLY_V_RUNTIME ? x->type : fly_default_runtime_type(x), o),
+      "shuffle", 2, a->v, a->call);
 }
 
 const FlyVal *fly_atomic_add(FlyInterp *I, const FlyArgs *a); /* fly_builtins_data.c */
@@ -258,7 +280,7 @@ static const FlyVal *b_printf(FlyInterp *I, const FlyArgs *a) {
       return fly_err(I, a->node[i], "printf prints numbers and strings, not %s",
                      fly_val_describe(&I->A, v));
   }
-  return fly_val_none();
+  return fly_emit_effect(I, "printf", a->n, a->v, a->call) ? fly_val_none() : NULL;
 }
 
 const FlyBuiltin fly_gpu_builtins[] = {

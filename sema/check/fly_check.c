@@ -185,14 +185,17 @@ static const FlyVal *runtime_param(FlyInterp *I, FlyScope *s, const FlyNode *p,
   return fly_val_runtime(&I->A, t, o);
 }
 
-/* Binds a kernel's parameters for one specialisation; prints it when asked. */
-static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
+/* Binds a kernel's parameters for one specialisation; prints it when asked.
+   params (when not NULL) receives the values, spec the description. */
+static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used, FlyVal **params,
+                             char **spec) {
   FlyScope *s = fly_scope_new(I, NULL);
   if (!s)
     return NULL;
   char line[1024];
   int len = snprintf(line, sizeof line, "%s", k->str);
   bool ok = true;
+  int nparams = 0;
   for (const FlyNode *p = k->kid[0]; p; p = p->next) {
     const FlyVal *v;
     if (p->flags & FLY_IS_CONST) {
@@ -224,12 +227,16 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
       fly_scope_bind(I, s, p->str, p->len, fly_val_poison(), p);
       continue;
     }
+    if (params)
+      params[nparams++] = (FlyVal *)v;
     fly_scope_bind(I, s, p->str, p->len, v, p);
   }
   if (!ok)
     return NULL;
   if (I->options.specializations)
     fprintf(I->options.specializations, "%s @%s\n", line, I->target.arch);
+  if (spec && (*spec = fly_alloc(&I->A, strlen(line) + strlen(I->target.arch) + 3)))
+    sprintf(*spec, "%s @%s", line, I->target.arch);
   return s;
 }
 
@@ -297,11 +304,51 @@ static const FlyNode *find_launch(FlyInterp *I, const FlyNode *kernel) {
   return NULL;
 }
 
+static int count_params(const FlyNode *k) {
+  int n = 0;
+  for (const FlyNode *p = k->kid[0]; p; p = p->next)
+    n++;
+  return n;
+}
+
+/* Tracing: the kernel's parameters go to the emitter before its body runs,
+   and it is told how the body ended. */
+static bool trace_begin(FlyInterp *I, const FlyNode *k, FlyVal **params, const char *spec) {
+  int n = count_params(k);
+  const FlyNode **decls = fly_alloc(&I->A, sizeof *decls * (size_t)(n ? n : 1));
+  if (!decls)
+    return false;
+  n = 0;
+  for (const FlyNode *p = k->kid[0]; p; p = p->next)
+    decls[n++] = p;
+  return I->emit->kernel_begin(I->emit->ctx, k, n, decls, params, spec);
+}
+
 static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->kernel = k;
-  FlyScope *s = bind_kernel(I, k, used);
+  const FlyCheckOptions *o = &I->options;
+  bool trace = o->emit && (!o->only_kernel || strcmp(o->only_kernel, k->str) == 0);
+  FlyVal **params = trace ? fly_alloc(&I->A, sizeof *params * (size_t)(count_params(k) + 1)) : NULL;
+  char *spec = NULL;
+  I->emit = NULL;
+  FlyScope *s = bind_kernel(I, k, used, params, &spec);
+  if (s && trace && spec && params && !I->aborted) {
+    I->emit = o->emit;
+    if (!trace_begin(I, k, params, spec)) {
+      I->aborted = true;
+      I->emit = NULL;
+      s = NULL;
+    }
+  }
   if (s && !I->aborted) {
+    int errors = I->diag->errors;
     fly_eval_block(I, s, k->kid[2]);
+    if (I->emit) {
+      FlyEmitter *em = I->emit;
+      I->emit = NULL;
+      if (!em->kernel_end(em->ctx, k, I->diag->errors == errors && !I->aborted))
+        I->aborted = true;
+    }
     I->returning = false;
     I->returned = NULL;
     const FlyNode *launch = find_launch(I, k);
@@ -376,6 +423,12 @@ bool fly_check_unit(FlyUnit *u, const FlyCheckOptions *o) {
       for (const FlyNode *it = u->trees[order[i]]->kid[0]; it && !I.aborted; it = it->next)
         if (it->kind == FLY_KERNEL)
           check_kernel(&I, it, used);
+    if (o->only_kernel && !I.aborted) {
+      FlyGlobal *g = fly_global_find(&I, o->only_kernel, (uint32_t)strlen(o->only_kernel));
+      if (!g || g->decl->kind != FLY_KERNEL)
+        fly_error(&u->diag, fly_no_span(), "--kernel %s: there is no kernel named '%s'",
+                  o->only_kernel, o->only_kernel);
+    }
     for (int i = 0; i < o->ndefines && !I.aborted; i++)
       if (!used[i])
         fly_error(&u->diag, fly_no_span(), "-D %s: no kernel has a const parameter named '%s'",

@@ -50,6 +50,11 @@ typedef struct FlyCheckOptions {
   /* When set, each kernel specialisation checked is printed there, one a
      line: "KERNEL NAME=VALUE ... @TARGET". */
   FILE *specializations;
+  /* Tracing (fly_emit.h): when set, the kernels (only the one named
+     `only_kernel`, when that is set) are run with this emitter, which turns
+     their runtime work into code. */
+  struct FlyEmitter *emit;
+  const char *only_kernel;
 } FlyCheckOptions;
 
 void fly_check_options_init(FlyCheckOptions *o);

@@ -112,6 +112,30 @@ const FlyVal *fly_err_not_static(FlyInterp *I, const FlyNode *at, const FlyVal *
   return NULL;
 }
 
+/* ---- tracing ------------------------------------------------------------------ */
+
+const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, const char *op, int n,
+                             const FlyVal *const *args, const FlyNode *at) {
+  if (!I->emit || !v)
+    return v;
+  if (!I->emit->value(I->emit->ctx, (FlyVal *)v, op, n, args, at)) {
+    I->aborted = true;
+    return NULL;
+  }
+  return v;
+}
+
+bool fly_emit_effect(FlyInterp *I, const char *op, int n, const FlyVal *const *args,
+                     const FlyNode *at) {
+  if (!I->emit)
+    return true;
+  if (!I->emit->effect(I->emit->ctx, op, n, args, at)) {
+    I->aborted = true;
+    return false;
+  }
+  return true;
+}
+
 bool fly_interp_step(FlyInterp *I, const FlyNode *at) {
   if (I->aborted)
     return false;

@@ -13,6 +13,7 @@
 #define FLY_INTERP_H
 
 #include "fly_check.h"
+#include "fly_emit.h"
 #include "fly_layout.h"
 
 /* A name bound in a scope. Scopes are chains of bindings; a block or call
@@ -81,6 +82,7 @@ typedef struct FlyInterp {
   int in_const;           /* > 0 inside a const block: every let must be static */
   int loop_body;          /* > 0 while a loop body runs: yield is allowed */
   const FlyVal *yielded;  /* the value of the body's yield */
+  FlyEmitter *emit;       /* tracing: where runtime work goes (NULL when checking) */
 } FlyInterp;
 
 /* ---- sessions and messages (fly_interp.c) ------------------------------------ */
@@ -103,6 +105,14 @@ const FlyVal *fly_err_algebra(FlyInterp *I, const FlyNode *at);
  * it, and a note at the value's origin saying why it is not static. */
 const FlyVal *fly_err_not_static(FlyInterp *I, const FlyNode *at, const FlyVal *v,
                                  const char *what);
+/* Tracing (fly_emit.h). v, a runtime value or tensor just made (so not yet
+ * shared), is op applied to args: the emitter gives it its handle. Returns v,
+ * or NULL after an error; without an emitter, v unchanged. */
+const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, const char *op, int n,
+                             const FlyVal *const *args, const FlyNode *at);
+/* An effect (store, barrier, copy ...); true without an emitter. */
+bool fly_emit_effect(FlyInterp *I, const char *op, int n, const FlyVal *const *args,
+                     const FlyNode *at);
 /* Counts one step; false (after reporting, once) when a limit is hit. */
 bool fly_interp_step(FlyInterp *I, const FlyNode *at);
 

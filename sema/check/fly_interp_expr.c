@@ -194,7 +194,10 @@ static const FlyVal *eval_name(FlyInterp *I, FlyScope *s, const FlyNode *e) {
                      e->str);
     /* A builtin runtime value (lane) comes from where it is named. */
     FlyOrigin o = {e, v->origin.why};
-    return fly_val_runtime(&I->A, v->type, o);
+    FlyVal *named = (FlyVal *)fly_val_runtime(&I->A, v->type, o);
+    if (named)
+      named->ssa = v->ssa;
+    return named;
   }
   return v;
 }

@@ -250,7 +250,8 @@ static const FlyVal *runtime_binary(FlyInterp *I, FlyOp op, const FlyVal *a, con
     rt = t->kind == FLY_TY_VEC ? fly_type_vec(&I->A, t->n, i1) : i1;
   }
   const FlyVal *r = a->kind == FLY_V_RUNTIME ? a : b;
-  return fly_val_runtime(&I->A, rt, r->origin);
+  const FlyVal *args[2] = {a, b};
+  return fly_emit_value(I, fly_val_runtime(&I->A, rt, r->origin), fly_op_spelling(op), 2, args, at);
 }
 
 /* ---- the operator ---------------------------------------------------------------- */
@@ -323,7 +324,10 @@ const FlyVal *fly_unary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyNode *
       return fly_err(I, at, "'-' takes a number, not a boolean (i1)");
     if (op == FLY_OP_BITNOT && !fly_type_is_int(e))
       return fly_err(I, at, "'~' takes an integer, not %s", type_name(I, a->type));
-    return a;
+    if (!I->emit)
+      return a;
+    return fly_emit_value(I, fly_val_runtime(&I->A, a->type, a->origin), fly_op_spelling(op), 1, &a,
+                          at);
   }
   switch (op) {
   case FLY_OP_NOT:

@@ -124,14 +124,24 @@ const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   if (t->kind != FLY_TY_SCALAR || t->code != FLY_TYPE_I1)
     return fly_err(I, e->kid[0], "a condition must be a boolean (i1), not %s",
                    fly_type_str(&I->A, t));
+  void *region = I->emit ? I->emit->if_begin(I->emit->ctx, c, e) : NULL;
+  if (I->emit && !region) {
+    I->aborted = true;
+    return NULL;
+  }
   I->runtime_flow++;
   const FlyVal *a = eval_branch(I, s, e->kid[1]);
+  if (a && region && !I->emit->if_else(I->emit->ctx, region, a))
+    a = NULL;
   const FlyVal *b = a ? eval_branch(I, s, e->kid[2]) : NULL;
   I->runtime_flow--;
-  if (!a || !b)
-    return NULL;
   FlyOrigin origin = {e->kid[0], "the condition of a runtime if"};
-  return merge(I, a, b, e, origin, "the branches of this if");
+  const FlyVal *m = a && b ? merge(I, a, b, e, origin, "the branches of this if") : NULL;
+  if (region && !I->emit->if_end(I->emit->ctx, region, m ? b : NULL, m)) {
+    I->aborted = true;
+    return NULL;
+  }
+  return m;
 }
 
 /* ---- blocks ------------------------------------------------------------------------ */
@@ -411,6 +421,77 @@ static bool unrolled_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const Fl
   return true;
 }
 
+/* A copy of v whose runtime leaves are fresh values of the same types: what
+   a loop's body or results are bound to while tracing, each leaf to get its
+   own handle (a block argument, a result of the loop). */
+static const FlyVal *fresh_leaf(FlyInterp *I, const FlyVal *leaf, const void *ctx) {
+  (void)ctx;
+  return leaf->kind == FLY_V_RUNTIME ? fly_val_runtime(&I->A, leaf->type, leaf->origin) : leaf;
+}
+
+static bool fresh_values(FlyInterp *I, int n, const FlyVal **v) {
+  for (int i = 0; i < n; i++)
+    if (!(v[i] = fly_map_leaves(I, v[i], fresh_leaf, NULL)))
+      return false;
+  return true;
+}
+
+/* Tracing: the loop begins; var and the carried values become the body's
+   arguments. NULL after an error. */
+static void *loop_begin(FlyInterp *I, const FlyObject *r, const FlyVal **var, Carries *c,
+                        const FlyVal **init, const FlyNode *st) {
+  *var = fresh_leaf(I, *var, NULL);
+  if (!*var || !fresh_values(I, c->n, c->value))
+    return NULL;
+  void *region = I->emit->for_begin(I->emit->ctx, r->lo, r->hi, r->step, (FlyVal *)*var, c->n, init,
+                                    (FlyVal *const *)c->value, st);
+  if (!region)
+    I->aborted = true;
+  return region;
+}
+
+/* Tracing: the loop ends; the carried names hold its results. */
+static bool loop_end(FlyInterp *I, void *region, Carries *c, const FlyVal **next) {
+  if (!fresh_values(I, c->n, c->value))
+    return false;
+  if (!I->emit->for_end(I->emit->ctx, region, c->n, next, (FlyVal *const *)c->value)) {
+    I->aborted = true;
+    return false;
+  }
+  return true;
+}
+
+typedef enum { YIELDS_BAD, YIELDS_OK, YIELDS_RETRY } YieldCheck;
+
+/* Whether what the body yields fits what it carries. A carried number that
+   started as a constant takes the type of the yield, once (the body is run
+   again with it). */
+static YieldCheck check_yields(FlyInterp *I, Carries *c, const FlyVal **init, const FlyVal **next,
+                               bool first) {
+  YieldCheck result = YIELDS_OK;
+  for (int i = 0; i < c->n; i++) {
+    const FlyVal *have = c->value[i], *got = next[i];
+    if (have->kind == FLY_V_RUNTIME && got->kind == FLY_V_RUNTIME &&
+        !fly_type_equal(have->type, got->type) && init[i]->kind != FLY_V_RUNTIME && first) {
+      c->value[i] = fly_val_runtime(&I->A, got->type, have->origin);
+      result = YIELDS_RETRY;
+      continue;
+    }
+    FlyOrigin o = {c->node[i], "a value carried by a runtime loop"};
+    const char *what = "the value yielded and the value carried";
+    const FlyVal *m = merge(I, have, got, c->node[i], o, what);
+    if (!m)
+      return YIELDS_BAD;
+    if (have->kind == FLY_V_RUNTIME && m->kind == FLY_V_RUNTIME &&
+        !fly_type_equal(have->type, m->type)) {
+      fly_err(I, c->node[i], "'%s' is carried as %s but the loop yields %s", c->node[i]->str,
+              fly_type_str(&I->A, have->type), fly_type_str(&I->A, m->type));
+      return YIELDS_BAD;
+    }
+  }
+  return result;
+}
+
 /* The body of a runtime loop is checked once with the carried values as
    runtime values of their types. A carried number that starts as a
    constant takes the type of what the body yields, so `carry (acc = 0.0)`
@@ -429,7 +510,7 @@ static bool runtime_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const Fly
   const FlyVal *var = fly_val_runtime(&I->A, t, origin);
   const FlyVal **init = fly_alloc(&I->A, sizeof *init * (size_t)(c->n ? c->n : 1));
   const FlyVal **next = fly_alloc(&I->A, sizeof *next * (size_t)(c->n ? c->n : 1));
-  if (!init || !next)
+  if (!init || !next || !var)
     return false;
   memcpy(init, c->value, sizeof *init * (size_t)c->n);
   for (int i = 0; i < c->n; i++) {
@@ -440,35 +521,21 @@ static bool runtime_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const Fly
     }
   }
   for (int attempt = 0; attempt < 2; attempt++) {
+    void *region = NULL;
+    if (I->emit && !(region = loop_begin(I, r, &var, c, init, st)))
+      return false;
     I->runtime_flow++;
     bool ok = run_body(I, s, st, var, c, next);
     I->runtime_flow--;
-    if (!ok)
-      return false;
-    bool retry = false;
-    for (int i = 0; i < c->n; i++) {
-      const FlyVal *have = c->value[i], *got = next[i];
-      if (have->kind == FLY_V_RUNTIME && got->kind == FLY_V_RUNTIME &&
-          !fly_type_equal(have->type, got->type) && init[i]->kind != FLY_V_RUNTIME &&
-          attempt == 0) {
-        c->value[i] = fly_val_runtime(&I->A, got->type, have->origin);
-        retry = true;
-        continue;
-      }
-      FlyOrigin o = {c->node[i], "a value carried by a runtime loop"};
-      const char *what = "the value yielded and the value carried";
-      const FlyVal *m = merge(I, have, got, c->node[i], o, what);
-      if (!m)
+    YieldCheck y = ok ? check_yields(I, c, init, next, attempt == 0) : YIELDS_BAD;
+    if (y != YIELDS_OK) {
+      if (region)
+        I->emit->for_abandon(I->emit->ctx, region);
+      if (y == YIELDS_BAD)
         return false;
-      if (have->kind == FLY_V_RUNTIME && m->kind == FLY_V_RUNTIME &&
-          !fly_type_equal(have->type, m->type)) {
-        fly_err(I, c->node[i], "'%s' is carried as %s but the loop yields %s", c->node[i]->str,
-                fly_type_str(&I->A, have->type), fly_type_str(&I->A, m->type));
-        return false;
-      }
+      continue;
     }
-    if (!retry)
-      break;
+    return region ? loop_end(I, region, c, next) : true;
   }
   return true;
 }
@@ -514,6 +581,12 @@ static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   if (I->runtime_flow > 0) {
     /* A kernel may stop early under a runtime condition; the rest of its
        body is still checked. A helper's result cannot depend on it. */
+    if (!I->frame && v->kind == FLY_V_NONE && I->emit) {
+      fly_err(I, st,
+              "flyc compile cannot yet end a kernel early under a runtime condition; "
+              "put the rest of the kernel in the else branch");
+      return false;
+    }
     if (!I->frame && v->kind == FLY_V_NONE)
       return true;
     fly_err(I, st,

@@ -246,7 +246,7 @@ static const FlyVal *to_scalar(FlyInterp *I, const FlyVal *v, const FlyType *t, 
       return v;
     if (!explicit_cast || v->type->kind != FLY_TY_SCALAR)
       return mismatch(I, v, t, at);
-    return fly_val_runtime(&I->A, t, v->origin);
+    return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), "convert", 1, &v, at);
   }
   switch (v->kind) {
   case FLY_V_BOOL:
@@ -384,10 +384,17 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
     return to_static(I, v, t, at, explicit_cast);
   case FLY_TY_VEC:
     if (v->kind == FLY_V_RUNTIME && v->type->kind == FLY_TY_VEC) {
-      if (fly_type_equal(v->type, t))
-        return v->type->n < 0 ? fly_val_runtime(&I->A, t, v->origin) : v;
+      if (fly_type_equal(v->type, t) && v->type->n >= 0)
+        return v;
+      if (fly_type_equal(v->type, t)) {
+        /* The same vector, seen with its length known: the same code. */
+        FlyVal *same = (FlyVal *)fly_val_runtime(&I->A, t, v->origin);
+        if (same)
+          same->ssa = v->ssa;
+        return same;
+      }
       if (explicit_cast && (v->type->n == t->n || v->type->n < 0))
-        return fly_val_runtime(&I->A, t, v->origin);
+        return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), "convert", 1, &v, at);
     }
     return mismatch(I, v, t, at);
   case FLY_TY_TUPLE: {
@@ -425,7 +432,7 @@ static const FlyVal *construct_vec(FlyInterp *I, const FlyType *t, const FlyArgs
       return v->kind == FLY_V_RUNTIME ? mismatch(I, v, e, a->node[i]) : NULL;
   }
   FlyOrigin o = {a->call, "a vector, which lives in registers when the kernel runs"};
-  return fly_val_runtime(&I->A, t, o);
+  return fly_emit_value(I, fly_val_runtime(&I->A, t, o), "vec", a->n, a->v, a->call);
 }
 
 static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
@@ -463,8 +470,10 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
   int64_t size;
   if (!fly_layout_size(&I->A, L, &size))
     return fly_err_algebra(I, a->call);
-  return fly_make_tensor(I, t->elem, t->space, fly_tuple_to_val(I, L->shape),
-                         fly_tuple_to_val(I, L->stride));
+  return fly_emit_value(I,
+                        fly_make_tensor(I, t->elem, t->space, fly_tuple_to_val(I, L->shape),
+                                        fly_tuple_to_val(I, L->stride)),
+                        ctor, 0, NULL, a->call);
 }
 
 const FlyVal *fly_construct(FlyInterp *I, const FlyType *t, const FlyArgs *a) {

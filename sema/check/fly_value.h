@@ -119,6 +119,9 @@ typedef struct FlyObject {
 struct FlyVal {
   FlyValKind kind;
   const FlyType *type;
+  /* RUNTIME and TENSOR values while tracing: the emitter's handle for the
+     code that computes the value (fly_emit.h); NULL otherwise. */
+  const void *ssa;
   union {
     int64_t i;
     double f;

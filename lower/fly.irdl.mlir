@@ -1,0 +1,289 @@
+// fly.irdl.mlir — the Fly dialect, in IRDL. flyc embeds this file and loads
+// it at start-up; `mlir-opt --irdl-file=fly.irdl.mlir` reads Fly IR with it.
+// docs/fly-dialect.md says what every type and operation means.
+//
+// Static layouts are type parameters in the canonical text of the layout
+// algebra, with `?` marking a leaf known only when the kernel runs; the
+// values of those leaves travel with the SSA value (a memref's dynamic
+// shape and stride leaves, read back with fly.get_leaf).
+irdl.dialect @fly {
+  irdl.type @int_tuple {
+    %p0 = irdl.base "#builtin.string"
+    irdl.parameters(value: %p0)
+  }
+  irdl.type @layout {
+    %p0 = irdl.base "#builtin.string"
+    irdl.parameters(value: %p0)
+  }
+  irdl.type @coord_tensor {
+    %p0 = irdl.base "#builtin.string"
+    irdl.parameters(layout: %p0)
+  }
+  irdl.type @memref {
+    %p0 = irdl.any
+    %p1 = irdl.base "#builtin.string"
+    %p2 = irdl.base "#builtin.string"
+    irdl.parameters(elem: %p0, space: %p1, layout: %p2)
+  }
+  irdl.type @copy_atom {
+    %p0 = irdl.base "#builtin.string"
+    %p1 = irdl.any
+    irdl.parameters(name: %p0, elem: %p1)
+  }
+  irdl.type @mma_atom {
+    %p0 = irdl.base "#builtin.string"
+    %p1 = irdl.any
+    %p2 = irdl.any
+    irdl.parameters(name: %p0, elem: %p1, acc: %p2)
+  }
+  irdl.type @tiled_copy {
+    %p0 = irdl.base "#builtin.string"
+    %p1 = irdl.any
+    %p2 = irdl.base "#builtin.string"
+    %p3 = irdl.base "#builtin.string"
+    irdl.parameters(atom: %p0, elem: %p1, tv: %p2, tile: %p3)
+  }
+  irdl.type @tiled_mma {
+    %p0 = irdl.base "#builtin.string"
+    %p1 = irdl.any
+    %p2 = irdl.any
+    %p3 = irdl.base "#builtin.string"
+    irdl.parameters(atom: %p0, elem: %p1, acc: %p2, layout: %p3)
+  }
+  irdl.operation @make_int_tuple {
+    %c0 = irdl.is i32
+    %c1 = irdl.base @fly::@int_tuple
+    %c2 = irdl.base "#builtin.string"
+    irdl.operands(dyn: variadic %c0)
+    irdl.results(result: %c1)
+    irdl.attributes { "value" = %c2 }
+  }
+  irdl.operation @make_layout {
+    %c0 = irdl.base @fly::@int_tuple
+    %c1 = irdl.base @fly::@int_tuple
+    %c2 = irdl.base @fly::@layout
+    irdl.operands(shape: %c0, stride: %c1)
+    irdl.results(result: %c2)
+  }
+  irdl.operation @make_coord_tensor {
+    %c0 = irdl.base @fly::@layout
+    %c1 = irdl.base @fly::@coord_tensor
+    irdl.operands(layout: %c0)
+    irdl.results(result: %c1)
+  }
+  irdl.operation @crd2idx {
+    %c0 = irdl.base @fly::@int_tuple
+    %c1 = irdl.base @fly::@layout
+    %c2 = irdl.is i32
+    irdl.operands(coord: %c0, layout: %c1)
+    irdl.results(result: %c2)
+  }
+  irdl.operation @idx2crd {
+    %c0 = irdl.is i32
+    %c1 = irdl.base @fly::@layout
+    %c2 = irdl.base @fly::@int_tuple
+    irdl.operands(index: %c0, layout: %c1)
+    irdl.results(result: %c2)
+  }
+  irdl.operation @make_memref {
+    %c0 = irdl.any
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    irdl.operands(ptr: %c0, dyn: variadic %c1)
+    irdl.results(result: %c2)
+  }
+  irdl.operation @alloc_smem {
+    %c0 = irdl.base @fly::@memref
+    irdl.results(result: %c0)
+  }
+  irdl.operation @alloc_reg {
+    %c0 = irdl.base @fly::@memref
+    irdl.results(result: %c0)
+  }
+  irdl.operation @get_leaf {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.is i32
+    %c2 = irdl.base "#builtin.string"
+    %c3 = irdl.base "#builtin.integer"
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+    irdl.attributes { "part" = %c2, "index" = %c3 }
+  }
+  irdl.operation @slice {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base "#builtin.string"
+    irdl.operands(src: %c0, coord: variadic %c1)
+    irdl.results(result: %c2)
+    irdl.attributes { "coord" = %c3 }
+  }
+  irdl.operation @logical_divide {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base "#builtin.string"
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+    irdl.attributes { "tiler" = %c2 }
+  }
+  irdl.operation @zipped_divide {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base "#builtin.string"
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+    irdl.attributes { "tiler" = %c2 }
+  }
+  irdl.operation @tiled_divide {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base "#builtin.string"
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+    irdl.attributes { "tiler" = %c2 }
+  }
+  irdl.operation @flat_divide {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base "#builtin.string"
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+    irdl.attributes { "tiler" = %c2 }
+  }
+  irdl.operation @load {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.any
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+  }
+  irdl.operation @store {
+    %c0 = irdl.any
+    %c1 = irdl.base @fly::@memref
+    irdl.operands(value: %c0, dst: %c1)
+  }
+  irdl.operation @atomic_add {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.any
+    %c2 = irdl.any
+    irdl.operands(dst: %c0, value: %c1)
+    irdl.results(result: %c2)
+  }
+  irdl.operation @make_copy_atom {
+    %c0 = irdl.base @fly::@copy_atom
+    irdl.results(result: %c0)
+  }
+  irdl.operation @make_mma_atom {
+    %c0 = irdl.base @fly::@mma_atom
+    irdl.results(result: %c0)
+  }
+  irdl.operation @make_tiled_copy {
+    %c0 = irdl.base @fly::@tiled_copy
+    irdl.results(result: %c0)
+  }
+  irdl.operation @make_tiled_mma {
+    %c0 = irdl.base @fly::@tiled_mma
+    irdl.results(result: %c0)
+  }
+  irdl.operation @partition_s {
+    %c0 = irdl.base @fly::@tiled_copy
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(copy: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @partition_d {
+    %c0 = irdl.base @fly::@tiled_copy
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(copy: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @retile {
+    %c0 = irdl.base @fly::@tiled_copy
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(copy: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @partition_a {
+    %c0 = irdl.base @fly::@tiled_mma
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @partition_b {
+    %c0 = irdl.base @fly::@tiled_mma
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @partition_c {
+    %c0 = irdl.base @fly::@tiled_mma
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @partition_fragment_a {
+    %c0 = irdl.base @fly::@tiled_mma
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @partition_fragment_b {
+    %c0 = irdl.base @fly::@tiled_mma
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @partition_fragment_c {
+    %c0 = irdl.base @fly::@tiled_mma
+    %c1 = irdl.is i32
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.results(result: %c3)
+  }
+  irdl.operation @copy_atom_call {
+    %c0 = irdl.base @fly::@copy_atom
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base @fly::@memref
+    irdl.operands(atom: %c0, src: %c1, dst: %c2)
+  }
+  irdl.operation @copy {
+    %c0 = irdl.any
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base @fly::@memref
+    irdl.operands(copy: %c0, src: %c1, dst: %c2)
+  }
+  irdl.operation @mma_atom_call {
+    %c0 = irdl.base @fly::@mma_atom
+    %c1 = irdl.any
+    %c2 = irdl.any
+    %c3 = irdl.any
+    %c4 = irdl.any
+    irdl.operands(atom: %c0, a: %c1, b: %c2, c: %c3)
+    irdl.results(result: %c4)
+  }
+  irdl.operation @gemm {
+    %c0 = irdl.any
+    %c1 = irdl.any
+    %c2 = irdl.any
+    %c3 = irdl.any
+    %c4 = irdl.any
+    irdl.operands(mma: %c0, a: %c1, b: %c2, c: %c3)
+    irdl.results(result: %c4)
+  }
+}

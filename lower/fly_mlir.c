@@ -1,0 +1,133 @@
+/* fly_mlir.c — the MLIR context, the Fly dialect, generic operations. */
+#include "fly_mlir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/Dialect/IRDL.h"
+#include "mlir-c/RegisterEverything.h"
+
+static MlirStringRef str_ref(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static void append(FlyMlir *m, const char *s, size_t n) {
+  if (m->len + n + 2 > m->cap) {
+    size_t cap = (m->cap ? m->cap * 2 : 256) + n;
+    char *p = realloc(m->messages, cap);
+    if (!p)
+      return;
+    m->messages = p;
+    m->cap = cap;
+  }
+  memcpy(m->messages + m->len, s, n);
+  m->len += n;
+  m->messages[m->len] = 0;
+}
+
+static void append_ref(MlirStringRef s, void *user) { append(user, s.data, s.length); }
+
+/* MLIR reports verifier and parser problems here; they are kept for the
+   caller, who knows which kernel and which source line they concern. */
+static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
+  FlyMlir *m = user;
+  mlirLocationPrint(mlirDiagnosticGetLocation(d), append_ref, m);
+  append(m, ": ", 2);
+  mlirDiagnosticPrint(d, append_ref, m);
+  append(m, "\n", 1);
+  for (intptr_t i = 0; i < mlirDiagnosticGetNumNotes(d); i++) {
+    MlirDiagnostic n = mlirDiagnosticGetNote(d, i);
+    append(m, "  note: ", 8);
+    mlirDiagnosticPrint(n, append_ref, m);
+    append(m, "\n", 1);
+  }
+  return mlirLogicalResultSuccess();
+}
+
+bool fly_mlir_init(FlyMlir *m) {
+  memset(m, 0, sizeof *m);
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(registry);
+  m->ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextLoadAllAvailableDialects(m->ctx);
+  mlirContextAttachDiagnosticHandler(m->ctx, on_diagnostic, m, NULL);
+  MlirModule dialect = mlirModuleCreateParse(m->ctx, str_ref(fly_dialect_irdl));
+  bool ok = !mlirModuleIsNull(dialect) && mlirLogicalResultIsSuccess(mlirLoadIRDLDialects(dialect));
+  if (!mlirModuleIsNull(dialect))
+    mlirModuleDestroy(dialect);
+  if (!ok) {
+    char *why = fly_mlir_take_messages(m);
+    fprintf(stderr, "flyc: internal error: the Fly dialect does not load\n%s", why ? why : "");
+    free(why);
+    fly_mlir_release(m);
+  }
+  return ok;
+}
+
+void fly_mlir_release(FlyMlir *m) {
+  if (!mlirContextIsNull(m->ctx))
+    mlirContextDestroy(m->ctx);
+  m->ctx.ptr = NULL;
+  free(m->messages);
+  m->messages = NULL;
+  m->len = m->cap = 0;
+}
+
+char *fly_mlir_take_messages(FlyMlir *m) {
+  char *s = m->len ? m->messages : NULL;
+  if (!s)
+    return NULL;
+  m->messages = NULL;
+  m->len = m->cap = 0;
+  return s;
+}
+
+MlirType fly_mlir_type(FlyMlir *m, const char *text) {
+  return mlirTypeParseGet(m->ctx, str_ref(text));
+}
+
+MlirAttribute fly_mlir_str_attr(FlyMlir *m, const char *s) {
+  return mlirStringAttrGet(m->ctx, str_ref(s));
+}
+
+MlirNamedAttribute fly_mlir_named(FlyMlir *m, const char *name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(m->ctx, str_ref(name)), a);
+}
+
+MlirOperation fly_mlir_op(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name, int nres,
+                          const MlirType *res, int nopd, const MlirValue *opd, int nattr,
+                          const MlirNamedAttribute *attr, int nregion, MlirRegion *regions) {
+  (void)m;
+  MlirOperationState st = mlirOperationStateGet(str_ref(name), loc);
+  if (nres)
+    mlirOperationStateAddResults(&st, nres, res);
+  if (nopd)
+    mlirOperationStateAddOperands(&st, nopd, opd);
+  if (nattr)
+    mlirOperationStateAddAttributes(&st, nattr, attr);
+  if (nregion)
+    mlirOperationStateAddOwnedRegions(&st, nregion, regions);
+  MlirOperation op = mlirOperationCreate(&st);
+  if (mlirOperationIsNull(op))
+    return op;
+  if (!mlirOperationIsNull(ip.before))
+    mlirBlockInsertOwnedOperationBefore(ip.block, ip.before, op);
+  else
+    mlirBlockAppendOwnedOperation(ip.block, op);
+  return op;
+}
+
+MlirValue fly_mlir_op1(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name, MlirType res,
+                       int nopd, const MlirValue *opd, int nattr, const MlirNamedAttribute *attr) {
+  MlirOperation op = fly_mlir_op(m, ip, loc, name, 1, &res, nopd, opd, nattr, attr, 0, NULL);
+  MlirValue none = {NULL};
+  return mlirOperationIsNull(op) ? none : mlirOperationGetResult(op, 0);
+}
+
+static void print_to(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, user); }
+
+void fly_mlir_print(MlirOperation op, FILE *out) {
+  mlirOperationPrint(op, print_to, out);
+  fputc('\n', out);
+}

@@ -1,0 +1,57 @@
+/* fly_mlir.h — the MLIR context Fly builds IR in, and small helpers over the
+ * MLIR C API for making operations.
+ *
+ * A FlyMlir owns one context with the upstream dialects registered and the
+ * Fly dialect (fly.irdl.mlir, embedded) loaded, and a diagnostic handler
+ * that collects MLIR's messages so that the caller can report them as its
+ * own. Operations are made generically (name, operands, results,
+ * attributes, regions) and inserted at the builder's insertion point. */
+#ifndef FLY_MLIR_H
+#define FLY_MLIR_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "mlir-c/IR.h"
+
+typedef struct FlyMlir {
+  MlirContext ctx;
+  char *messages; /* MLIR diagnostics since the last fly_mlir_take_messages */
+  size_t len, cap;
+} FlyMlir;
+
+/* False (after printing why on stderr) when the dialect cannot be loaded:
+   an internal error, the embedded dialect being part of the compiler. */
+bool fly_mlir_init(FlyMlir *m);
+void fly_mlir_release(FlyMlir *m);
+/* The MLIR diagnostics collected so far, one a line (the caller frees),
+   or NULL when there were none. */
+char *fly_mlir_take_messages(FlyMlir *m);
+
+/* The embedded dialect's text (for --emit=irdl and for tests). */
+extern const char fly_dialect_irdl[];
+
+/* A type from its textual form; null type when the text is not a type. */
+MlirType fly_mlir_type(FlyMlir *m, const char *text);
+MlirAttribute fly_mlir_str_attr(FlyMlir *m, const char *s);
+MlirNamedAttribute fly_mlir_named(FlyMlir *m, const char *name, MlirAttribute a);
+
+/* Where new operations go: at the end of `block`, or before `before` when
+   that is not null. */
+typedef struct FlyInsert {
+  MlirBlock block;
+  MlirOperation before;
+} FlyInsert;
+
+/* One generic operation, inserted at ip. Returns the operation. */
+MlirOperation fly_mlir_op(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name, int nres,
+                          const MlirType *res, int nopd, const MlirValue *opd, int nattr,
+                          const MlirNamedAttribute *attr, int nregion, MlirRegion *regions);
+/* The same, for an operation with one result: that result. */
+MlirValue fly_mlir_op1(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name, MlirType res,
+                       int nopd, const MlirValue *opd, int nattr, const MlirNamedAttribute *attr);
+
+/* Prints an operation's text to a stream (generic form for Fly ops). */
+void fly_mlir_print(MlirOperation op, FILE *out);
+
+#endif

@@ -1,0 +1,69 @@
+/* fly_trace_internal.h — the tracer's state, shared by its parts.
+ *
+ *   fly_trace.c        the module, kernels and their parameters, control flow
+ *   fly_trace_values.c types, constants, the handles of values
+ *   fly_trace_ops.c    the operations: arithmetic, GPU, math, tensors, atoms */
+#ifndef FLY_TRACE_INTERNAL_H
+#define FLY_TRACE_INTERNAL_H
+
+#include "fly_algebra.h"
+#include "fly_emit.h"
+#include "fly_trace.h"
+
+/* A runtime leaf of a tensor's layout that has no handle of its own: it is
+   read from the tensor's memref (fly.get_leaf) where it is used. */
+typedef struct FlyLeafRef {
+  const FlyVal *leaf;
+  MlirValue memref;
+  int part; /* 0 shape, 1 stride */
+  int index;
+} FlyLeafRef;
+
+typedef struct FlyTrace {
+  FlyMlir *m;
+  FlyUnit *unit;
+  FlyAlgebra A; /* strings and tables of one trace */
+  MlirModule module;
+  MlirBlock kernels; /* the gpu.module's body */
+  FlyInsert ip;      /* where operations go now */
+  MlirLocation loc;  /* the location of the node being traced */
+  const FlyNode *kernel;
+  MlirOperation func;
+  FlyLeafRef *leaves;
+  int nleaves, cap;
+  int warp_size;
+  bool failed;
+} FlyTrace;
+
+/* ---- fly_trace_values.c ------------------------------------------------------------------ */
+
+MlirLocation fly_trace_loc(FlyTrace *t, const FlyNode *at);
+/* The MLIR type of a Fly type (scalars, vecs, tensors as !fly.memref). */
+MlirType fly_trace_type(FlyTrace *t, const FlyType *ty);
+/* A tensor's !fly.memref type, from its element, memory and layout. */
+MlirType fly_trace_tensor_type(FlyTrace *t, const FlyVal *tensor);
+/* The canonical layout text of a tensor, `?` for runtime leaves. */
+char *fly_trace_layout_text(FlyTrace *t, const FlyVal *shape, const FlyVal *stride);
+/* The handle of v as a value of type ty: a runtime value's own handle, or
+   a constant made now for a static number. Null after an error. */
+MlirValue fly_trace_value(FlyTrace *t, const FlyVal *v, const FlyType *ty);
+/* The handle of a runtime value or tensor (no conversion). */
+MlirValue fly_trace_handle(FlyTrace *t, const FlyVal *v);
+MlirValue fly_trace_constant(FlyTrace *t, const FlyType *ty, double f, int64_t i);
+MlirValue fly_trace_i32(FlyTrace *t, int64_t i);
+/* Records the runtime leaves of a tensor made by an operation. */
+void fly_trace_note_leaves(FlyTrace *t, const FlyVal *tensor, MlirValue memref);
+/* Reports an error at a node and marks the trace failed; returns false. */
+bool fly_trace_error(FlyTrace *t, const FlyNode *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The runtime leaves of v in order (tuples walked depth first). */
+int fly_trace_runtime_leaves(const FlyVal *v, const FlyVal **out, int cap);
+
+/* ---- fly_trace_ops.c --------------------------------------------------------------------- */
+
+bool fly_trace_value_op(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
+                        const FlyNode *at);
+bool fly_trace_effect_op(void *ctx, const char *op, int n, const FlyVal *const *args,
+                         const FlyNode *at);
+
+#endif

@@ -1,0 +1,588 @@
+/* fly_trace_ops.c — the operations: arithmetic, GPU, math, tensors, atoms.
+ *
+ * The interpreter names each runtime operation (fly_emit.h) and passes its
+ * own values; here each name becomes MLIR. Numbers use arith, math and
+ * vector; GPU indices, barriers, shuffles and printf use gpu; tensors,
+ * atoms and the layout algebra on runtime values use the Fly dialect. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fly_builtins.h"
+#include "fly_interp.h"
+#include "fly_layout_tv.h"
+#include "fly_strbuf.h"
+#include "fly_trace_internal.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+typedef struct Op {
+  FlyTrace *t;
+  FlyVal *result;
+  int n;
+  const FlyVal *const *args;
+  const FlyNode *at;
+} Op;
+
+static const FlyType *scalar_of(const FlyType *ty) {
+  return ty->kind == FLY_TY_VEC ? ty->elem : ty;
+}
+
+static MlirValue op1(Op *o, const char *name, MlirType res, int n, const MlirValue *v, int nattr,
+                     const MlirNamedAttribute *attr) {
+  return fly_mlir_op1(o->t->m, o->t->ip, o->t->loc, name, res, n, v, nattr, attr);
+}
+
+static bool set_result(Op *o, MlirValue v) {
+  if (mlirValueIsNull(v))
+    return fly_trace_error(o->t, o->at, "internal error: this operation could not be built");
+  o->result->ssa = v.ptr;
+  return true;
+}
+
+static MlirNamedAttribute int_attr(FlyTrace *t, const char *name, int64_t v) {
+  return fly_mlir_named(t->m, name, mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 64), v));
+}
+
+static MlirNamedAttribute parsed_attr(FlyTrace *t, const char *name, const char *text) {
+  return fly_mlir_named(t->m, name,
+                        mlirAttributeParseGet(t->m->ctx, mlirStringRefCreateFromCString(text)));
+}
+
+/* The type both operands of a binary operator take: the runtime one's. */
+static const FlyType *operand_type(const FlyVal *a, const FlyVal *b, const FlyType *result) {
+  const FlyType *ta = a->kind == FLY_V_RUNTIME ? a->type : NULL;
+  const FlyType *tb = b->kind == FLY_V_RUNTIME ? b->type : NULL;
+  if (ta && tb)
+    return ta->kind == FLY_TY_VEC ? ta : tb;
+  if (ta || tb)
+    return ta ? ta : tb;
+  return result;
+}
+
+/* ---- arithmetic ---------------------------------------------------------------------------- */
+
+static int cmp_predicate(const char *op, bool is_float) {
+  static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
+  static const int ipred[] = {0, 1, 2, 3, 4, 5};  /* eq ne slt sle sgt sge */
+  static const int fpred[] = {1, 13, 4, 5, 2, 3}; /* oeq une olt ole ogt oge */
+  for (int i = 0; i < 6; i++)
+    if (strcmp(op, ops[i]) == 0)
+      return is_float ? fpred[i] : ipred[i];
+  return -1;
+}
+
+static bool binary(Op *o, const char *op) {
+  FlyTrace *t = o->t;
+  const FlyVal *a = o->args[0], *b = o->args[1];
+  const FlyType *ty = operand_type(a, b, o->result->type);
+  bool fl = fly_type_is_float(scalar_of(ty));
+  MlirValue v[2] = {fly_trace_value(t, a, ty), fly_trace_value(t, b, ty)};
+  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
+    return false;
+  MlirType rt = fly_trace_type(t, o->result->type);
+  int pred = cmp_predicate(op, fl);
+  if (pred >= 0) {
+    MlirNamedAttribute p = int_attr(t, "predicate", pred);
+    return set_result(o, op1(o, fl ? "arith.cmpf" : "arith.cmpi", rt, 2, v, 1, &p));
+  }
+  static const struct {
+    const char *op, *i, *f;
+  } table[] = {
+      {"+", "arith.addi", "arith.addf"},  {"-", "arith.subi", "arith.subf"},
+      {"*", "arith.muli", "arith.mulf"},  {"/", "arith.divsi", "arith.divf"},
+      {"%", "arith.remsi", "arith.remf"}, {"<<", "arith.shli", NULL},
+      {">>", "arith.shrsi", NULL},        {"&", "arith.andi", NULL},
+      {"|", "arith.ori", NULL},           {"^", "arith.xori", NULL},
+      {"&&", "arith.andi", NULL},         {"||", "arith.ori", NULL},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strcmp(op, table[i].op) == 0) {
+      const char *name = fl ? table[i].f : table[i].i;
+      if (!name)
+        break;
+      return set_result(o, op1(o, name, rt, 2, v, 0, NULL));
+    }
+  return fly_trace_error(t, o->at, "internal error: no code for the operator '%s'", op);
+}
+
+static bool unary(Op *o, const char *op) {
+  FlyTrace *t = o->t;
+  const FlyType *ty = o->result->type;
+  MlirValue x = fly_trace_value(t, o->args[0], ty);
+  if (mlirValueIsNull(x))
+    return false;
+  MlirType rt = fly_trace_type(t, ty);
+  if (strcmp(op, "-") == 0 && fly_type_is_float(scalar_of(ty)))
+    return set_result(o, op1(o, "arith.negf", rt, 1, &x, 0, NULL));
+  if (strcmp(op, "-") == 0) {
+    MlirValue v[2] = {fly_trace_constant(t, ty, 0, 0), x};
+    return set_result(o, op1(o, "arith.subi", rt, 2, v, 0, NULL));
+  }
+  /* ! and ~ flip every bit: xor with all ones (true for i1). */
+  MlirValue v[2] = {x, fly_trace_constant(t, ty, 0, -1)};
+  return set_result(o, op1(o, "arith.xori", rt, 2, v, 0, NULL));
+}
+
+static bool convert(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyVal *x = o->args[0];
+  const FlyType *from = scalar_of(x->type), *to = scalar_of(o->result->type);
+  MlirValue v = fly_trace_value(t, x, NULL);
+  if (mlirValueIsNull(v))
+    return false;
+  MlirType rt = fly_trace_type(t, o->result->type);
+  int fb = fly_type_bits(from), tb = fly_type_bits(to);
+  bool ff = fly_type_is_float(from), tf = fly_type_is_float(to);
+  bool fidx = from->code == FLY_TYPE_INDEX, tidx = to->code == FLY_TYPE_INDEX;
+  const char *name;
+  if (fly_type_equal(from, to))
+    return set_result(o, v);
+  if (fidx || tidx)
+    name = (ff || tf) ? NULL : "arith.index_cast";
+  else if (ff && tf)
+    name = fb < tb ? "arith.extf" : "arith.truncf";
+  else if (ff)
+    name = to->code == FLY_TYPE_I1 ? NULL : "arith.fptosi";
+  else if (tf)
+    name = from->code == FLY_TYPE_I1 ? "arith.uitofp" : "arith.sitofp";
+  else if (from->code == FLY_TYPE_I1)
+    name = "arith.extui";
+  else
+    name = fb < tb ? "arith.extsi" : "arith.trunci";
+  if (!name)
+    return fly_trace_error(t, o->at, "flyc compile cannot yet convert %s to %s",
+                           fly_type_str(&t->A, x->type), fly_type_str(&t->A, o->result->type));
+  if (!ff && !tf && to->code == FLY_TYPE_I1) {
+    /* To a boolean: not zero. */
+    MlirValue c[2] = {v, fly_trace_constant(t, x->type, 0, 0)};
+    MlirNamedAttribute p = int_attr(t, "predicate", 1);
+    return set_result(o, op1(o, "arith.cmpi", rt, 2, c, 1, &p));
+  }
+  return set_result(o, op1(o, name, rt, 1, &v, 0, NULL));
+}
+
+static bool vec(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyType *ty = o->result->type;
+  MlirType rt = fly_trace_type(t, ty);
+  MlirValue v[4096];
+  if (o->n > 4096)
+    return fly_trace_error(t, o->at, "a vector of more than 4096 elements");
+  for (int i = 0; i < o->n; i++)
+    if (mlirValueIsNull(v[i] = fly_trace_value(t, o->args[i], ty->elem)))
+      return false;
+  if (o->n == 1)
+    return set_result(o, op1(o, "vector.broadcast", rt, 1, v, 0, NULL));
+  return set_result(o, op1(o, "vector.from_elements", rt, o->n, v, 0, NULL));
+}
+
+/* ---- GPU ----------------------------------------------------------------------------------- */
+
+static bool gpu_index(Op *o, const char *op) {
+  FlyTrace *t = o->t;
+  static const struct {
+    const char *fly, *gpu;
+  } table[] = {{"thread_idx", "gpu.thread_id"},
+               {"block_idx", "gpu.block_id"},
+               {"block_dim", "gpu.block_dim"},
+               {"grid_dim", "gpu.grid_dim"}};
+  MlirType index = mlirIndexTypeGet(t->m->ctx);
+  MlirValue id = {NULL};
+  if (strcmp(op, "lane") == 0) {
+    id = op1(o, "gpu.lane_id", index, 0, NULL, 0, NULL);
+  } else {
+    const char *dot = strchr(op, '.');
+    for (size_t i = 0; dot && i < sizeof table / sizeof table[0]; i++)
+      if (strncmp(op, table[i].fly, (size_t)(dot - op)) == 0 &&
+          strlen(table[i].fly) == (size_t)(dot - op)) {
+        char dim[32];
+        snprintf(dim, sizeof dim, "#gpu<dim %c>", dot[1]);
+        MlirNamedAttribute a = parsed_attr(t, "dimension", dim);
+        id = op1(o, table[i].gpu, index, 0, NULL, 1, &a);
+      }
+  }
+  if (mlirValueIsNull(id))
+    return fly_trace_error(t, o->at, "internal error: no code for '%s'", op);
+  return set_result(o,
+                    op1(o, "arith.index_cast", mlirIntegerTypeGet(t->m->ctx, 32), 1, &id, 0, NULL));
+}
+
+static bool shuffle(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyType *ty = o->result->type;
+  MlirValue v[3] = {fly_trace_value(t, o->args[0], ty),
+                    fly_trace_value(t, o->args[1], fly_type_scalar(FLY_TYPE_I32)),
+                    fly_trace_i32(t, t->warp_size)};
+  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
+    return false;
+  MlirType res[2] = {fly_trace_type(t, ty), mlirIntegerTypeGet(t->m->ctx, 1)};
+  MlirNamedAttribute mode = parsed_attr(t, "mode", "#gpu<shuffle_mode idx>");
+  MlirOperation op =
+      fly_mlir_op(t->m, t->ip, t->loc, "gpu.shuffle", 2, res, 3, v, 1, &mode, 0, NULL);
+  return set_result(o, mlirOperationGetResult(op, 0));
+}
+
+/* ---- math ---------------------------------------------------------------------------------- */
+
+static bool math(Op *o, const char *op) {
+  FlyTrace *t = o->t;
+  const FlyType *ty = o->result->type;
+  bool fl = fly_type_is_float(scalar_of(ty));
+  static const struct {
+    const char *op, *f, *i;
+  } table[] = {
+      {"exp", "math.exp", NULL},
+      {"exp2", "math.exp2", NULL},
+      {"log", "math.log", NULL},
+      {"log2", "math.log2", NULL},
+      {"sqrt", "math.sqrt", NULL},
+      {"rsqrt", "math.rsqrt", NULL},
+      {"abs", "math.absf", "math.absi"},
+      {"fma", "math.fma", NULL},
+      {"max", "arith.maxnumf", "arith.maxsi"},
+      {"min", "arith.minnumf", "arith.minsi"},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    if (strcmp(op, table[i].op) != 0)
+      continue;
+    const char *name = fl ? table[i].f : table[i].i;
+    if (!name)
+      break;
+    MlirValue v[3];
+    for (int k = 0; k < o->n && k < 3; k++)
+      if (mlirValueIsNull(v[k] = fly_trace_value(t, o->args[k], ty)))
+        return false;
+    return set_result(o, op1(o, name, fly_trace_type(t, ty), o->n, v, 0, NULL));
+  }
+  return fly_trace_error(t, o->at, "internal error: no code for '%s' of %s", op,
+                         fly_type_str(&t->A, ty));
+}
+
+/* The product of a runtime shape's leaves. */
+static bool size(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyVal *leaves[FLY_MAX_MODES * 2];
+  int n = fly_trace_runtime_leaves(o->args[0], leaves, FLY_MAX_MODES * 2);
+  /* The static leaves multiply to one constant. */
+  FlyTuple *tu = NULL;
+  (void)tu;
+  int64_t fixed = 1;
+  const FlyVal *stack[64];
+  int sp = 0;
+  stack[sp++] = o->args[0];
+  while (sp) {
+    const FlyVal *v = stack[--sp];
+    if (v->kind == FLY_V_TUPLE) {
+      for (int i = 0; i < v->n && sp < 64; i++)
+        stack[sp++] = v->elems[i];
+    } else if (v->kind == FLY_V_INT) {
+      fixed *= v->i;
+    }
+  }
+  MlirType i32 = mlirIntegerTypeGet(t->m->ctx, 32);
+  MlirValue acc = fixed == 1 && n ? fly_trace_handle(t, leaves[0]) : fly_trace_i32(t, fixed);
+  for (int i = fixed == 1 && n ? 1 : 0; i < n; i++) {
+    MlirValue v[2] = {acc, fly_trace_handle(t, leaves[i])};
+    if (mlirValueIsNull(v[1]))
+      return fly_trace_error(t, o->at, "internal error: a shape leaf has no code");
+    acc = op1(o, "arith.muli", i32, 2, v, 0, NULL);
+  }
+  return set_result(o, acc);
+}
+
+/* ---- tensors --------------------------------------------------------------------------------- */
+
+static const char *lower_name(FlyTrace *t, const char *prefix, const char *op) {
+  char *s = fly_alloc(&t->A, strlen(prefix) + strlen(op) + 1);
+  if (!s)
+    return "fly.invalid";
+  strcpy(s, prefix);
+  char *d = s + strlen(prefix);
+  for (const char *c = op; *c; c++)
+    *d++ = (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : *c;
+  *d = 0;
+  return s;
+}
+
+/* The result tensor's memref, made by a Fly operation. */
+static bool tensor_result(Op *o, const char *name, int n, const MlirValue *v, int nattr,
+                          const MlirNamedAttribute *attr) {
+  MlirValue r = op1(o, name, fly_trace_tensor_type(o->t, o->result), n, v, nattr, attr);
+  if (!mlirValueIsNull(r))
+    fly_trace_note_leaves(o->t, o->result, r);
+  return set_result(o, r);
+}
+
+static void put_coord(FlyStrBuf *sb, const FlyVal *c) {
+  if (c->kind == FLY_V_TUPLE) {
+    fly_sb_putc(sb, '(');
+    for (int i = 0; i < c->n; i++) {
+      if (i)
+        fly_sb_putc(sb, ',');
+      put_coord(sb, c->elems[i]);
+    }
+    fly_sb_putc(sb, ')');
+  } else if (c->kind == FLY_V_INT) {
+    fly_sb_int(sb, c->i);
+  } else if (c->kind == FLY_V_UNDERSCORE) {
+    fly_sb_putc(sb, '_');
+  } else {
+    fly_sb_putc(sb, '?');
+  }
+}
+
+static bool slice(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyVal *leaves[FLY_MAX_MODES * 2];
+  int n = fly_trace_runtime_leaves(o->args[1], leaves, FLY_MAX_MODES * 2);
+  MlirValue v[1 + FLY_MAX_MODES * 2];
+  v[0] = fly_trace_handle(t, o->args[0]);
+  for (int i = 0; i < n; i++)
+    if (mlirValueIsNull(v[1 + i] = fly_trace_value(t, leaves[i], fly_type_scalar(FLY_TYPE_I32))))
+      return false;
+  FlyStrBuf sb;
+  fly_sb_init(&sb, &t->A);
+  put_coord(&sb, o->args[1]);
+  MlirNamedAttribute a = fly_mlir_named(t->m, "coord", fly_mlir_str_attr(t->m, fly_sb_finish(&sb)));
+  return tensor_result(o, "fly.slice", 1 + n, v, 1, &a);
+}
+
+static bool divide(Op *o, const char *op) {
+  FlyTrace *t = o->t;
+  MlirValue src = fly_trace_handle(t, o->args[0]);
+  char *tiler = fly_val_str_canonical(&t->A, o->args[1]);
+  MlirNamedAttribute a = fly_mlir_named(t->m, "tiler", fly_mlir_str_attr(t->m, tiler ? tiler : ""));
+  return tensor_result(o, lower_name(t, "fly.", op), 1, &src, 1, &a);
+}
+
+/* ---- atoms ---------------------------------------------------------------------------------- */
+
+static void put_type_text(FlyTrace *t, FlyStrBuf *sb, const FlyType *ty) {
+  (void)t;
+  char *s = fly_type_str(&t->A, ty);
+  /* Fly's scalar names are MLIR's, except the f8 types. */
+  if (ty->code == FLY_TYPE_F8E4M3)
+    s = "f8E4M3FN";
+  else if (ty->code == FLY_TYPE_F8E5M2)
+    s = "f8E5M2";
+  fly_sb_puts(sb, s ? s : "none");
+}
+
+/* The operation that makes a static atom or tiled atom, its parameters in
+   its type. Null after an error. */
+static MlirValue atom_value(Op *o, const FlyVal *v) {
+  FlyTrace *t = o->t;
+  MlirValue none = {NULL};
+  if (v->kind != FLY_V_OBJECT)
+    return none;
+  const FlyObject *ob = &v->object;
+  FlyStrBuf sb;
+  fly_sb_init(&sb, &t->A);
+  const char *make;
+  switch (ob->kind) {
+  case FLY_OBJ_COPY_ATOM:
+    make = "fly.make_copy_atom";
+    fly_sb_puts(&sb, "!fly.copy_atom<\"universal<");
+    fly_sb_int(&sb, ob->bits);
+    fly_sb_puts(&sb, ">\", ");
+    put_type_text(t, &sb, ob->elem);
+    break;
+  case FLY_OBJ_MMA_ATOM:
+    make = "fly.make_mma_atom";
+    fly_sb_puts(&sb, "!fly.mma_atom<\"");
+    fly_sb_puts(&sb, ob->atom->name);
+    fly_sb_puts(&sb, "\", ");
+    put_type_text(t, &sb, ob->elem);
+    fly_sb_puts(&sb, ", ");
+    put_type_text(t, &sb, ob->acc);
+    break;
+  case FLY_OBJ_TILED_COPY: {
+    const FlyObject *at = &ob->base->object;
+    make = "fly.make_tiled_copy";
+    fly_sb_puts(&sb, "!fly.tiled_copy<\"universal<");
+    fly_sb_int(&sb, at->bits);
+    fly_sb_puts(&sb, ">\", ");
+    put_type_text(t, &sb, at->elem);
+    fly_sb_puts(&sb, ", \"");
+    fly_sb_puts(&sb, fly_layout_str(&t->A, ob->tv->tv));
+    fly_sb_puts(&sb, "\", \"");
+    fly_sb_puts(&sb, fly_tuple_str(&t->A, ob->tv->tile));
+    fly_sb_puts(&sb, "\"");
+    break;
+  }
+  case FLY_OBJ_TILED_MMA: {
+    const FlyObject *at = &ob->base->object;
+    make = "fly.make_tiled_mma";
+    fly_sb_puts(&sb, "!fly.tiled_mma<\"");
+    fly_sb_puts(&sb, at->atom->name);
+    fly_sb_puts(&sb, "\", ");
+    put_type_text(t, &sb, at->elem);
+    fly_sb_puts(&sb, ", ");
+    put_type_text(t, &sb, at->acc);
+    fly_sb_puts(&sb, ", \"");
+    fly_sb_puts(&sb, fly_layout_str(&t->A, ob->layout));
+    fly_sb_puts(&sb, "\"");
+    break;
+  }
+  case FLY_OBJ_THR_COPY:
+  case FLY_OBJ_THR_MMA:
+    return atom_value(o, ob->base);
+  default:
+    return none;
+  }
+  fly_sb_putc(&sb, '>');
+  char *text = fly_sb_finish(&sb);
+  MlirType ty = fly_mlir_type(t->m, text ? text : "none");
+  if (mlirTypeIsNull(ty)) {
+    fly_trace_error(t, o->at, "internal error: the type %s does not parse", text ? text : "");
+    return none;
+  }
+  return op1(o, make, ty, 0, NULL, 0, NULL);
+}
+
+/* partition_S/D and partition_A/B/C and their fragments: (tiled, thread, tensor). */
+static bool partition(Op *o, const char *op) {
+  FlyTrace *t = o->t;
+  const FlyVal *thr = o->args[0];
+  MlirValue v[3] = {atom_value(o, thr),
+                    fly_trace_value(t, thr->object.thread, fly_type_scalar(FLY_TYPE_I32)),
+                    fly_trace_handle(t, o->args[1])};
+  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]) || mlirValueIsNull(v[2]))
+    return fly_trace_error(t, o->at, "internal error: the operands of %s have no code", op);
+  return tensor_result(o, lower_name(t, "fly.", op), 3, v, 0, NULL);
+}
+
+static bool gemm(Op *o) {
+  FlyTrace *t = o->t;
+  MlirValue v[4] = {atom_value(o, o->args[0])};
+  for (int i = 1; i < 4; i++)
+    v[i] = fly_trace_value(t, o->args[i], NULL);
+  for (int i = 0; i < 4; i++)
+    if (mlirValueIsNull(v[i]))
+      return fly_trace_error(t, o->at, "internal error: the operands of gemm have no code");
+  return set_result(o, op1(o, "fly.gemm", fly_trace_type(t, o->result->type), 4, v, 0, NULL));
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------------
+ */
+
+bool fly_trace_value_op(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
+                        const FlyNode *at) {
+  FlyTrace *t = ctx;
+  if (at)
+    fly_trace_loc(t, at);
+  Op o = {t, result, n, args, at};
+  if (n == 2 && strchr("+-*/%<>&|^=!", op[0]))
+    return binary(&o, op);
+  if (n == 1 && (strcmp(op, "-") == 0 || strcmp(op, "!") == 0 || strcmp(op, "~") == 0))
+    return unary(&o, op);
+  if (strcmp(op, "convert") == 0)
+    return convert(&o);
+  if (strcmp(op, "vec") == 0)
+    return vec(&o);
+  if (strcmp(op, "lane") == 0 || strchr(op, '.'))
+    return gpu_index(&o, op);
+  if (strcmp(op, "shuffle") == 0)
+    return shuffle(&o);
+  if (strcmp(op, "size") == 0)
+    return size(&o);
+  if (strcmp(op, "zeros_like") == 0) {
+    MlirValue z = fly_trace_constant(t, result->type, 0, 0);
+    return set_result(&o, z);
+  }
+  if (strcmp(op, "slice") == 0)
+    return slice(&o);
+  if (strstr(op, "_divide"))
+    return divide(&o, op);
+  if (strcmp(op, "smem") == 0 || strcmp(op, "rmem") == 0)
+    return tensor_result(&o, op[0] == 's' ? "fly.alloc_smem" : "fly.alloc_reg", 0, NULL, 0, NULL);
+  if (strncmp(op, "partition_", 10) == 0)
+    return partition(&o, op);
+  if (strcmp(op, "load") == 0) {
+    MlirValue src = fly_trace_handle(t, args[0]);
+    return set_result(&o, op1(&o, "fly.load", fly_trace_type(t, result->type), 1, &src, 0, NULL));
+  }
+  if (strcmp(op, "atomic_add") == 0) {
+    MlirValue v[2] = {fly_trace_handle(t, args[0]),
+                      fly_trace_value(t, args[1], args[0]->tensor.elem)};
+    return set_result(&o,
+                      op1(&o, "fly.atomic_add", fly_trace_type(t, result->type), 2, v, 0, NULL));
+  }
+  if (strcmp(op, "gemm") == 0)
+    return gemm(&o);
+  return math(&o, op);
+}
+
+static bool printf_op(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyVal *fmt = o->args[0];
+  /* Static strings are spliced into the format; numbers are arguments. */
+  FlyStrBuf sb;
+  fly_sb_init(&sb, &t->A);
+  MlirValue v[64];
+  int nv = 0, arg = 1;
+  for (uint32_t i = 0; i < fmt->len; i++) {
+    char c = fmt->s[i];
+    if (c != '%' || (i + 1 < fmt->len && fmt->s[i + 1] == '%')) {
+      fly_sb_putc(&sb, c);
+      if (c == '%')
+        fly_sb_putc(&sb, fmt->s[++i]);
+      continue;
+    }
+    uint32_t j = i;
+    while (j + 1 < fmt->len && strchr("-+ #0123456789.lhz", fmt->s[j + 1]))
+      j++;
+    const FlyVal *a = arg < o->n ? o->args[arg++] : NULL;
+    if (a && a->kind == FLY_V_STR) {
+      for (uint32_t k = 0; k < a->len; k++) {
+        if (a->s[k] == '%')
+          fly_sb_putc(&sb, '%');
+        fly_sb_putc(&sb, a->s[k]);
+      }
+    } else {
+      for (uint32_t k = i; k <= j + 1; k++)
+        fly_sb_putc(&sb, fmt->s[k]);
+      if (a && nv < 64 && mlirValueIsNull(v[nv++] = fly_trace_value(t, a, NULL)))
+        return false;
+    }
+    i = j + 1;
+  }
+  MlirNamedAttribute f =
+      fly_mlir_named(t->m, "format", fly_mlir_str_attr(t->m, fly_sb_finish(&sb)));
+  fly_mlir_op(t->m, t->ip, t->loc, "gpu.printf", 0, NULL, nv, v, 1, &f, 0, NULL);
+  return true;
+}
+
+bool fly_trace_effect_op(void *ctx, const char *op, int n, const FlyVal *const *args,
+                         const FlyNode *at) {
+  FlyTrace *t = ctx;
+  if (at)
+    fly_trace_loc(t, at);
+  Op o = {t, NULL, n, args, at};
+  if (strcmp(op, "barrier") == 0) {
+    fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
+    return true;
+  }
+  if (strcmp(op, "store") == 0) {
+    const FlyVal *dst = args[0];
+    MlirValue v[2] = {
+        fly_trace_value(t, args[1], args[1]->kind == FLY_V_RUNTIME ? NULL : dst->tensor.elem),
+        fly_trace_handle(t, dst)};
+    if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
+      return false;
+    fly_mlir_op(t->m, t->ip, t->loc, "fly.store", 0, NULL, 2, v, 0, NULL, 0, NULL);
+    return true;
+  }
+  if (strcmp(op, "copy") == 0) {
+    MlirValue v[3] = {atom_value(&o, args[0]), fly_trace_handle(t, args[1]),
+                      fly_trace_handle(t, args[2])};
+    for (int i = 0; i < 3; i++)
+      if (mlirValueIsNull(v[i]))
+        return fly_trace_error(t, at, "internal error: the operands of copy have no code");
+    fly_mlir_op(t->m, t->ip, t->loc, "fly.copy", 0, NULL, 3, v, 0, NULL, 0, NULL);
+    return true;
+  }
+  if (strcmp(op, "printf") == 0)
+    return printf_op(&o);
+  return fly_trace_error(t, at, "internal error: no code for '%s'", op);
+}

@@ -1,0 +1,60 @@
+/* fly_emit.h — how the interpreter hands runtime work to a code generator.
+ *
+ * The semantic pass runs a kernel's body once per specialisation. Checking
+ * needs only the types of runtime values; tracing (lower/) needs the code
+ * that computes them. So the interpreter calls an emitter, when one is
+ * installed, at each point where it makes a runtime value, performs an
+ * effect (a store, a barrier, a copy), or enters runtime control flow. The
+ * emitter gives each runtime value (and each tensor, whose data pointer and
+ * runtime layout leaves are runtime too) an opaque handle, FlyVal.ssa, that
+ * only the emitter reads. With no emitter installed nothing changes.
+ *
+ * The interface is deliberately narrow: operations are named by strings
+ * ("add", "thread_idx.x", "exp", "slice", "partition_S" ...) and receive
+ * the interpreter's own values, static ones included, so that what to emit
+ * for each is decided in one place on the emitter's side. Like the rest of
+ * sema/, this header knows nothing of MLIR. */
+#ifndef FLY_EMIT_H
+#define FLY_EMIT_H
+
+#include "fly_value.h"
+
+typedef struct FlyEmitter FlyEmitter;
+struct FlyEmitter {
+  void *ctx;
+  /* A kernel specialisation begins: params[i] are the values its
+     parameters are bound to (static values for const parameters), in the
+     order they are declared; the emitter gives the runtime ones (and the
+     runtime leaves of tensors) their handles. `spec` is its canonical
+     description, "k BLOCK=256 @sm_90". */
+  bool (*kernel_begin)(void *ctx, const FlyNode *kernel, int n, const FlyNode *const *decls,
+                       FlyVal *const *params, const char *spec);
+  /* The body ended (ok false after errors: drop what was built). */
+  bool (*kernel_end)(void *ctx, const FlyNode *kernel, bool ok);
+  /* result, a fresh runtime value or tensor, is op applied to args; sets
+     result->ssa. False after reporting an error. */
+  bool (*value)(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
+                const FlyNode *at);
+  /* An operation done for its effect: store, barrier, copy, printf ... */
+  bool (*effect)(void *ctx, const char *op, int n, const FlyVal *const *args, const FlyNode *at);
+  /* A runtime if: begin (the then branch follows), otherwise (the else
+     branch follows, then_value is what the then branch gave), end
+     (else_value likewise; result is the merged value, whose runtime leaves
+     receive the if's results). Values are NONE for an if without values. */
+  void *(*if_begin)(void *ctx, const FlyVal *cond, const FlyNode *at);
+  bool (*if_else)(void *ctx, void *region, const FlyVal *then_value);
+  bool (*if_end)(void *ctx, void *region, const FlyVal *else_value, const FlyVal *result);
+  /* A runtime loop `for var in range(lo, hi, step) carry (...)`. begin
+     gives var and each carried[i] (fresh runtime values, typed) their
+     handles inside the body, the initial values being init[i]. end takes
+     what the body yields and gives the results (fresh values) their
+     handles after the loop. abandon drops a body that will be run again
+     (the carried types changed). */
+  void *(*for_begin)(void *ctx, const FlyVal *lo, const FlyVal *hi, const FlyVal *step, FlyVal *var,
+                     int n, const FlyVal *const *init, FlyVal *const *carried, const FlyNode *at);
+  bool (*for_end)(void *ctx, void *region, int n, const FlyVal *const *yielded,
+                  FlyVal *const *results);
+  void (*for_abandon)(void *ctx, void *region);
+};
+
+#endif
