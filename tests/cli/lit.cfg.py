@@ -26,3 +26,10 @@ config.substitutions.append(("%fly_version", config.fly_version))
 # Tests for tools that are not built yet are skipped, not failed.
 if os.path.exists(os.path.join(config.fly_bin_dir, "fly-layout")):
     config.available_features.add("fly-layout")
+
+# flyc compile: the Fly dialect's IRDL file, for `mlir-opt --irdl-file`, and
+# the example kernels.
+config.substitutions.append(
+    ("%fly_dialect", os.path.join(config.fly_source_dir, "..", "..", "lower", "fly.irdl.mlir")))
+config.substitutions.append(
+    ("%examples", os.path.join(config.fly_source_dir, "..", "..", "examples")))
