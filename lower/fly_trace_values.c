@@ -237,7 +237,9 @@ MlirValue fly_trace_value(FlyTrace *t, const FlyVal *v, const FlyType *ty) {
   case FLY_V_BOOL:
     return fly_trace_constant(t, ty, (double)v->i, v->i);
   case FLY_V_FLOAT:
-    return fly_trace_constant(t, ty, v->f, (int64_t)v->f);
+    /* A float constant is only ever a float operand; its integer part is
+       taken only where it exists (F32_LOWEST has none in 64 bits). */
+    return fly_trace_constant(t, ty, v->f, v->f > -9.2e18 && v->f < 9.2e18 ? (int64_t)v->f : 0);
   default:
     fly_trace_error(t, NULL, "internal error: %s has no runtime form", fly_val_describe(&t->A, v));
     return none;
