@@ -38,6 +38,9 @@ typedef struct FlyTrace {
 /* ---- fly_trace_values.c ------------------------------------------------------------------ */
 
 MlirLocation fly_trace_loc(FlyTrace *t, const FlyNode *at);
+/* The MLIR spelling of a scalar or vec type (f8e4m3 is f8E4M3FN ...). */
+struct FlyStrBuf;
+void fly_trace_put_type(struct FlyStrBuf *sb, const FlyType *ty);
 /* The MLIR type of a Fly type (scalars, vecs, tensors as !fly.memref). */
 MlirType fly_trace_type(FlyTrace *t, const FlyType *ty);
 /* A tensor's !fly.memref type, from its element, memory and layout. */

@@ -258,30 +258,27 @@ static bool math(Op *o, const char *op) {
                          fly_type_str(&t->A, ty));
 }
 
-/* The product of a runtime shape's leaves. */
+/* The product of the static leaves of a shape. */
+static int64_t static_product(const FlyVal *v) {
+  if (v->kind == FLY_V_INT)
+    return v->i;
+  int64_t p = 1;
+  for (int i = 0; v->kind == FLY_V_TUPLE && i < v->n; i++)
+    p *= static_product(v->elems[i]);
+  return p;
+}
+
+/* The product of a runtime shape's leaves: its static part as one
+   constant (left out when 1), times each runtime leaf. */
 static bool size(Op *o) {
   FlyTrace *t = o->t;
   const FlyVal *leaves[FLY_MAX_MODES * 2];
   int n = fly_trace_runtime_leaves(o->args[0], leaves, FLY_MAX_MODES * 2);
-  /* The static leaves multiply to one constant. */
-  FlyTuple *tu = NULL;
-  (void)tu;
-  int64_t fixed = 1;
-  const FlyVal *stack[64];
-  int sp = 0;
-  stack[sp++] = o->args[0];
-  while (sp) {
-    const FlyVal *v = stack[--sp];
-    if (v->kind == FLY_V_TUPLE) {
-      for (int i = 0; i < v->n && sp < 64; i++)
-        stack[sp++] = v->elems[i];
-    } else if (v->kind == FLY_V_INT) {
-      fixed *= v->i;
-    }
-  }
+  int64_t fixed = static_product(o->args[0]);
   MlirType i32 = mlirIntegerTypeGet(t->m->ctx, 32);
-  MlirValue acc = fixed == 1 && n ? fly_trace_handle(t, leaves[0]) : fly_trace_i32(t, fixed);
-  for (int i = fixed == 1 && n ? 1 : 0; i < n; i++) {
+  bool skip_fixed = fixed == 1 && n > 0;
+  MlirValue acc = skip_fixed ? fly_trace_handle(t, leaves[0]) : fly_trace_i32(t, fixed);
+  for (int i = skip_fixed ? 1 : 0; i < n; i++) {
     MlirValue v[2] = {acc, fly_trace_handle(t, leaves[i])};
     if (mlirValueIsNull(v[1]))
       return fly_trace_error(t, o->at, "internal error: a shape leaf has no code");
@@ -357,17 +354,6 @@ static bool divide(Op *o, const char *op) {
 
 /* ---- atoms ---------------------------------------------------------------------------------- */
 
-static void put_type_text(FlyTrace *t, FlyStrBuf *sb, const FlyType *ty) {
-  (void)t;
-  char *s = fly_type_str(&t->A, ty);
-  /* Fly's scalar names are MLIR's, except the f8 types. */
-  if (ty->code == FLY_TYPE_F8E4M3)
-    s = "f8E4M3FN";
-  else if (ty->code == FLY_TYPE_F8E5M2)
-    s = "f8E5M2";
-  fly_sb_puts(sb, s ? s : "none");
-}
-
 /* The operation that makes a static atom or tiled atom, its parameters in
    its type. Null after an error. */
 static MlirValue atom_value(Op *o, const FlyVal *v) {
@@ -385,16 +371,16 @@ static MlirValue atom_value(Op *o, const FlyVal *v) {
     fly_sb_puts(&sb, "!fly.copy_atom<\"universal<");
     fly_sb_int(&sb, ob->bits);
     fly_sb_puts(&sb, ">\", ");
-    put_type_text(t, &sb, ob->elem);
+    fly_trace_put_type(&sb, ob->elem);
     break;
   case FLY_OBJ_MMA_ATOM:
     make = "fly.make_mma_atom";
     fly_sb_puts(&sb, "!fly.mma_atom<\"");
     fly_sb_puts(&sb, ob->atom->name);
     fly_sb_puts(&sb, "\", ");
-    put_type_text(t, &sb, ob->elem);
+    fly_trace_put_type(&sb, ob->elem);
     fly_sb_puts(&sb, ", ");
-    put_type_text(t, &sb, ob->acc);
+    fly_trace_put_type(&sb, ob->acc);
     break;
   case FLY_OBJ_TILED_COPY: {
     const FlyObject *at = &ob->base->object;
@@ -402,7 +388,7 @@ static MlirValue atom_value(Op *o, const FlyVal *v) {
     fly_sb_puts(&sb, "!fly.tiled_copy<\"universal<");
     fly_sb_int(&sb, at->bits);
     fly_sb_puts(&sb, ">\", ");
-    put_type_text(t, &sb, at->elem);
+    fly_trace_put_type(&sb, at->elem);
     fly_sb_puts(&sb, ", \"");
     fly_sb_puts(&sb, fly_layout_str(&t->A, ob->tv->tv));
     fly_sb_puts(&sb, "\", \"");
@@ -416,9 +402,9 @@ static MlirValue atom_value(Op *o, const FlyVal *v) {
     fly_sb_puts(&sb, "!fly.tiled_mma<\"");
     fly_sb_puts(&sb, at->atom->name);
     fly_sb_puts(&sb, "\", ");
-    put_type_text(t, &sb, at->elem);
+    fly_trace_put_type(&sb, at->elem);
     fly_sb_puts(&sb, ", ");
-    put_type_text(t, &sb, at->acc);
+    fly_trace_put_type(&sb, at->acc);
     fly_sb_puts(&sb, ", \"");
     fly_sb_puts(&sb, fly_layout_str(&t->A, ob->layout));
     fly_sb_puts(&sb, "\"");

@@ -61,12 +61,12 @@ static const char *scalar_name(FlyTypeCode c) {
   }
 }
 
-static void put_type(FlyStrBuf *sb, const FlyType *ty) {
+void fly_trace_put_type(FlyStrBuf *sb, const FlyType *ty) {
   if (ty->kind == FLY_TY_VEC) {
     fly_sb_puts(sb, "vector<");
     fly_sb_int(sb, ty->n);
     fly_sb_putc(sb, 'x');
-    put_type(sb, ty->elem);
+    fly_trace_put_type(sb, ty->elem);
     fly_sb_putc(sb, '>');
   } else {
     const char *s = ty->kind == FLY_TY_SCALAR ? scalar_name(ty->code) : NULL;
@@ -110,7 +110,7 @@ MlirType fly_trace_tensor_type(FlyTrace *t, const FlyVal *tensor) {
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);
   fly_sb_puts(&sb, "!fly.memref<");
-  put_type(&sb, x->elem);
+  fly_trace_put_type(&sb, x->elem);
   fly_sb_puts(&sb, ", \"");
   fly_sb_puts(&sb, space_name(x->space));
   fly_sb_puts(&sb, "\", \"");
@@ -123,7 +123,7 @@ MlirType fly_trace_tensor_type(FlyTrace *t, const FlyVal *tensor) {
 MlirType fly_trace_type(FlyTrace *t, const FlyType *ty) {
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);
-  put_type(&sb, ty);
+  fly_trace_put_type(&sb, ty);
   char *s = fly_sb_finish(&sb);
   return fly_mlir_type(t->m, s ? s : "none");
 }
