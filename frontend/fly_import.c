@@ -193,6 +193,14 @@ static void walk(FlyUnit *u, ImportStack *stack, int file, const FlyNode *via) {
 }
 
 bool fly_unit_load(FlyUnit *u, const char *path) {
+  /* A file already in the unit (named twice, as with `flyc eval --import
+     a.fly --import a.fly`, or imported by an earlier one) is shared, as an
+     import met again is: loading it again would define its names twice. */
+  char *real = strcmp(path, "-") == 0 ? NULL : realpath(path, NULL);
+  int known = real ? fly_sources_find_real(&u->sources, real) : -1;
+  free(real);
+  if (known >= 0)
+    return fly_unit_ok(u);
   char why[256];
   int file = fly_sources_load(&u->sources, path, why, sizeof why);
   if (file < 0) {

@@ -55,7 +55,8 @@ int fly_unit_parse_file(FlyUnit *u, const char *path);
 bool fly_unit_reserve(FlyUnit *u);
 
 /* Loads the root file and, recursively, everything it imports. Returns false
- * if any error was reported. */
+ * if any error was reported. A file the unit already holds (the same file
+ * by its real path) is not loaded again. */
 bool fly_unit_load(FlyUnit *u, const char *path);
 
 /* Checks the top level of every loaded file: one definition per name (fn,

@@ -102,8 +102,10 @@ const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *arg
     a.node = fly_alloc(&I->A, sizeof *a.node * (size_t)n);
     if (!a.v || !a.node)
       return NULL;
+    /* Its node is the x of the x.f that made the method, which need not
+       be the callee of this call: let f = x.size; f(). */
     a.v[0] = b->self;
-    a.node[0] = args->call->kid[0]->kid[0];
+    a.node[0] = b->self_at ? b->self_at : args->call;
     memcpy(a.v + 1, args->v, sizeof *a.v * (size_t)args->n);
     memcpy(a.node + 1, args->node, sizeof *a.node * (size_t)args->n);
     a.n = n;
@@ -177,6 +179,7 @@ const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *m) {
   if (v) {
     v->builtin = id;
     v->self = base;
+    v->self_at = m->kid[0];
   }
   return v;
 }

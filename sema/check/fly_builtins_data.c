@@ -194,6 +194,10 @@ static const FlyVal *index_tensor(FlyInterp *I, const FlyVal *t, const FlyVal *c
     }
     return element_of(I, t);
   }
+  /* `_` alone keeps every mode, as it does for a layout (CuTe's slice of
+     `_` is the whole layout). */
+  if (c->kind == FLY_V_UNDERSCORE)
+    return t;
   if (c->kind != FLY_V_TUPLE)
     return fly_err(I, at->kid[1], "a coordinate is an integer, '_' or a tuple of them, not %s",
                    fly_val_describe(&I->A, c));

@@ -90,6 +90,20 @@ static const FlyVal *b_ceil_div(FlyInterp *I, const FlyArgs *a) {
   return fly_binary(I, FLY_OP_DIV, s, y, a->call);
 }
 
+/* The static value chosen between a and b, with the type an operator on
+   them would give: max(2 as i8, 3) is 3 as i8 (as (2 as i8) + 3 is typed),
+   max(3, 2.5) is 3.0. */
+static const FlyVal *chosen_as_common(FlyInterp *I, const FlyVal *chosen, const FlyVal *a,
+                                      const FlyVal *b, const FlyNode *at) {
+  if (a->type || b->type) {
+    const FlyType *t = fly_operand_type(I, a, b, at);
+    return t ? fly_convert(I, chosen, t, at, false) : NULL;
+  }
+  if (chosen->kind == FLY_V_INT && (a->kind == FLY_V_FLOAT || b->kind == FLY_V_FLOAT))
+    return fly_val_float(&I->A, (double)chosen->i, NULL);
+  return chosen;
+}
+
 static const FlyVal *min_max(FlyInterp *I, const FlyArgs *a, bool is_max) {
   const char *name = is_max ? "max" : "min";
   const FlyVal *r = need_number(I, a, 0, name);
@@ -98,11 +112,10 @@ static const FlyVal *min_max(FlyInterp *I, const FlyArgs *a, bool is_max) {
     if (!v)
       return NULL;
     if (r->kind != FLY_V_RUNTIME && v->kind != FLY_V_RUNTIME) {
-      const FlyVal *gt = fly_binary(I, FLY_OP_GT, v, r, a->call);
-      if (!gt)
+      const FlyVal *lt = fly_binary(I, FLY_OP_LT, r, v, a->call);
+      if (!lt)
         return NULL;
-      if (gt->i == is_max)
-        r = v;
+      r = chosen_as_common(I, lt->i == is_max ? v : r, r, v, a->call);
       continue;
     }
     const FlyType *t = fly_operand_type(I, r, v, a->call);
@@ -144,7 +157,12 @@ static const FlyVal *math1(FlyInterp *I, const FlyArgs *a, const char *name, Mat
     return fly_err(I, a->node[0], "%s(%g) is not a number", name, v);
   if (isinf(r) && !isinf(v))
     return fly_err(I, a->node[0], "%s(%g) overflows", name, v);
-  return fly_val_float(&I->A, r, x->kind == FLY_V_FLOAT ? x->type : NULL);
+  /* A typed float gives a value of its type. */
+  const FlyType *t = x->kind == FLY_V_FLOAT ? x->type : NULL;
+  double rounded;
+  if (!fly_float_round(t, r, &rounded))
+    return fly_err(I, a->node[0], "%s(%g) overflows %s", name, v, fly_type_str(&I->A, t));
+  return fly_val_float(&I->A, rounded, t);
 }
 
 #define MATH_BUILTIN(name, f)                                                                      \
@@ -164,8 +182,12 @@ static const FlyVal *b_abs(FlyInterp *I, const FlyArgs *a) {
     return NULL;
   if (x->kind == FLY_V_FLOAT)
     return fly_val_float(&I->A, fabs(x->f), x->type);
-  if (x->i == INT64_MIN)
-    return fly_err(I, a->node[0], "abs(%" PRId64 ") overflows", x->i);
+  /* As for -x: the result must fit in the constant's type. */
+  if (x->i == INT64_MIN || (x->type && !fly_int_fits(x->type, -x->i)))
+    return fly_err(I, a->call,
+                   "integer overflow in a compile-time expression: abs(%" PRId64
+                   ") does not fit in %s",
+                   x->i, x->type ? fly_type_str(&I->A, x->type) : "64 bits (int)");
   return fly_val_int(&I->A, x->i < 0 ? -x->i : x->i, x->type);
 }
 

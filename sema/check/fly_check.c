@@ -46,15 +46,39 @@ void fly_check_options_init(FlyCheckOptions *o) {
 
 void fly_resolve_unit(FlyInterp *I); /* fly_resolve.c */
 
-/* The names a top-level const block declares: its lets' names and consts. */
-static void add_block_names(FlyInterp *I, const FlyNode *pat, const FlyNode *block) {
+static void add_pattern_names(FlyInterp *I, const FlyNode *pat, const FlyNode *block) {
   if (!pat)
     return;
   if (pat->kind == FLY_PAT_NAME)
     fly_global_add(I, pat->str, pat->len, pat, block);
   else if (pat->kind == FLY_PAT_TUPLE)
     for (const FlyNode *k = pat->kid[0]; k; k = k->next)
+      add_pattern_names(I, k, block);
+}
+
+/* The names a statement of a top-level const block declares, which become
+   global constants: those its lets and consts bind, the carried names of
+   its loops (they hold their final values after the loop), and those of a
+   const block inside it. */
+static void add_block_names(FlyInterp *I, const FlyNode *st, const FlyNode *block) {
+  switch (st->kind) {
+  case FLY_LET:
+    add_pattern_names(I, st->kid[0], block);
+    break;
+  case FLY_CONST:
+    fly_global_add(I, st->str, st->len, st, block);
+    break;
+  case FLY_FOR:
+    for (const FlyNode *c = st->kid[2]; c; c = c->next)
+      fly_global_add(I, c->str, c->len, c, block);
+    break;
+  case FLY_CONST_BLOCK:
+    for (const FlyNode *k = st->kid[0] ? st->kid[0]->kid[0] : NULL; k; k = k->next)
       add_block_names(I, k, block);
+    break;
+  default:
+    break;
+  }
 }
 
 static void check_builtin_clash(FlyInterp *I, const FlyNode *d) {
@@ -76,12 +100,8 @@ static void register_globals(FlyInterp *I) {
         fly_global_add(I, it->str, it->len, it, NULL);
         break;
       case FLY_CONST_BLOCK:
-        for (const FlyNode *st = it->kid[0] ? it->kid[0]->kid[0] : NULL; st; st = st->next) {
-          if (st->kind == FLY_LET)
-            add_block_names(I, st->kid[0], it);
-          else if (st->kind == FLY_CONST)
-            fly_global_add(I, st->str, st->len, st, it);
-        }
+        for (const FlyNode *st = it->kid[0] ? it->kid[0]->kid[0] : NULL; st; st = st->next)
+          add_block_names(I, st, it);
         break;
       default:
         break;

@@ -29,31 +29,48 @@ void fly_interp_release(FlyInterp *I) {
   fly_algebra_release(&I->A);
 }
 
+/* The run of frames from f that repeat f's call (a recursion), and the
+   frame after it. */
+static int run_length(const FlyFrame *f, const FlyFrame **after) {
+  int run = 1;
+  const FlyFrame *g = f->parent;
+  for (; g && g->call == f->call; g = g->parent)
+    run++;
+  *after = g;
+  return run;
+}
+
+static void call_note(FlyInterp *I, const FlyFrame *f, int run) {
+  if (run > 1)
+    fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here (%d times, nested)",
+             f->fn->str, run);
+  else
+    fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here", f->fn->str);
+}
+
 /* The calls that led to an error, innermost first. A recursion repeats one
-   call many times: a run of the same call is one note with its count. */
+   call many times: a run of the same call is one note with its count. A
+   long chain shows its innermost calls, then one note for the rest that
+   points at the outermost call, where the chain started. */
 static void chain_notes(FlyInterp *I) {
-  int shown = 0;
-  FlyFrame *f = I->frame;
-  while (f && shown < MAX_CHAIN_NOTES) {
-    int run = 1;
-    FlyFrame *g = f->parent;
-    while (g && g->call == f->call) {
-      run++;
-      g = g->parent;
-    }
-    if (run > 1)
-      fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here (%d times, nested)",
-               f->fn->str, run);
-    else
-      fly_note(I->diag, fly_node_span(f->call), "in the call of '%s' here", f->fn->str);
-    shown++;
-    f = g;
+  const FlyFrame *f = I->frame, *next;
+  for (int shown = 0; f && shown < MAX_CHAIN_NOTES; shown++, f = next)
+    call_note(I, f, run_length(f, &next));
+  if (!f)
+    return;
+  int run = run_length(f, &next);
+  if (!next) { /* one note left: show it as it is */
+    call_note(I, f, run);
+    return;
   }
   int rest = 0;
-  for (; f; f = f->parent)
+  const FlyFrame *outermost = f;
+  for (; f; f = f->parent) {
     rest++;
-  if (rest)
-    fly_note(I->diag, fly_node_span(I->frame->call), "... and %d more calls", rest);
+    outermost = f;
+  }
+  fly_note(I->diag, fly_node_span(outermost->call),
+           "... and %d more calls, from the call of '%s' here", rest, outermost->fn->str);
 }
 
 const FlyVal *fly_err(FlyInterp *I, const FlyNode *at, const char *fmt, ...) {
@@ -267,20 +284,37 @@ bool fly_global_add(FlyInterp *I, const char *name, uint32_t len, const FlyNode 
   return true;
 }
 
+static void set_block_state(FlyInterp *I, const FlyNode *block, FlyGlobalState state) {
+  for (int i = 0; i < I->nglobals_cap; i++)
+    if (I->globals[i].name && I->globals[i].block == block)
+      I->globals[i].state = state;
+}
+
 /* A top-level const block runs once, when the first of its names is needed;
-   its names then all receive their values. */
+   its names then all receive their values. While it runs, they are
+   EVALUATING: a use of one goes to name_of_running_block. */
 static void run_global_const_block(FlyInterp *I, const FlyNode *block) {
   FlyScope *s = fly_scope_new(I, NULL);
-  if (!s)
+  if (!s) {
+    set_block_state(I, block, FLY_GLOBAL_FAILED);
     return;
+  }
+  set_block_state(I, block, FLY_GLOBAL_EVALUATING);
+  FlyBlockRun run = {block, s, NULL, I->block_run};
   FlyFrame *saved_frame = I->frame;
   int saved_flow = I->runtime_flow;
+  I->block_run = &run;
   I->frame = NULL;
   I->runtime_flow = 0;
+  I->in_const++;
   const FlyNode *body = block->kid[0];
   bool ok = true;
-  for (const FlyNode *st = body ? body->kid[0] : NULL; st && ok; st = st->next)
+  for (const FlyNode *st = body ? body->kid[0] : NULL; st && ok; st = st->next) {
+    run.stmt = st;
     ok = fly_exec_stmt(I, s, st);
+  }
+  I->in_const--;
+  I->block_run = run.parent;
   I->frame = saved_frame;
   I->runtime_flow = saved_flow;
   for (int i = 0; i < I->nglobals_cap; i++) {
@@ -297,6 +331,29 @@ static void run_global_const_block(FlyInterp *I, const FlyNode *block) {
   }
 }
 
+static bool node_inside(const FlyNode *n, const FlyNode *outer) {
+  return n->file == outer->file && n->begin >= outer->begin && n->end <= outer->end;
+}
+
+/* A name of a const block that is still running: the value the block has
+   bound so far. Not bound yet, the name is used before its definition,
+   unless its definition is the statement running (then it needs itself). */
+static const FlyVal *name_of_running_block(FlyInterp *I, FlyGlobal *g, const FlyNode *at) {
+  FlyBlockRun *run = I->block_run;
+  while (run && run->block != g->block)
+    run = run->parent;
+  if (run)
+    for (FlyBinding *b = run->scope->head; b; b = b->next)
+      if (b->len == g->len && memcmp(b->name, g->name, g->len) == 0)
+        return b->value;
+  if (!run || (run->stmt && node_inside(g->decl, run->stmt)))
+    fly_err(I, at, "'%s' depends on its own value", g->name);
+  else
+    fly_err(I, at, "'%s' is used before its definition", g->name);
+  fly_interp_note_name(I, g->decl, "'%s' is defined here", g->name);
+  return NULL;
+}
+
 const FlyVal *fly_global_value(FlyInterp *I, FlyGlobal *g, const FlyNode *at) {
   switch (g->state) {
   case FLY_GLOBAL_DONE:
@@ -304,6 +361,8 @@ const FlyVal *fly_global_value(FlyInterp *I, FlyGlobal *g, const FlyNode *at) {
   case FLY_GLOBAL_FAILED:
     return NULL;
   case FLY_GLOBAL_EVALUATING:
+    if (g->block)
+      return name_of_running_block(I, g, at);
     fly_err(I, at, "'%s' depends on its own value", g->name);
     fly_interp_note_name(I, g->decl, "'%s' is defined here", g->name);
     return NULL;
@@ -320,11 +379,11 @@ const FlyVal *fly_global_value(FlyInterp *I, FlyGlobal *g, const FlyNode *at) {
     g->state = FLY_GLOBAL_DONE;
     return v;
   }
-  g->state = FLY_GLOBAL_EVALUATING;
   if (g->block) {
     run_global_const_block(I, g->block);
     return g->state == FLY_GLOBAL_DONE ? g->value : NULL;
   }
+  g->state = FLY_GLOBAL_EVALUATING;
   /* A top-level const is evaluated outside any call or kernel. */
   FlyFrame *saved_frame = I->frame;
   int saved_flow = I->runtime_flow;

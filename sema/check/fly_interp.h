@@ -51,6 +51,16 @@ typedef struct FlyGlobal {
   FlyGlobalState state;
 } FlyGlobal;
 
+/* A top-level const block that is running: its names are needed by the
+   block itself or by what it calls before it ends. */
+typedef struct FlyBlockRun FlyBlockRun;
+struct FlyBlockRun {
+  const FlyNode *block; /* FLY_CONST_BLOCK */
+  FlyScope *scope;      /* the names it has bound so far */
+  const FlyNode *stmt;  /* the statement running */
+  FlyBlockRun *parent;
+};
+
 /* One call of a helper function in progress, for the call chain of messages. */
 typedef struct FlyFrame FlyFrame;
 struct FlyFrame {
@@ -73,6 +83,7 @@ typedef struct FlyInterp {
   int eval_depth;       /* nested evaluations, to keep the C stack bounded */
   uintptr_t stack_base; /* the C stack where evaluation began */
   FlyFrame *frame;
+  FlyBlockRun *block_run; /* the innermost top-level const block running */
   int runtime_flow;       /* > 0 inside a runtime if or loop */
   bool aborted;           /* a limit was hit: unwind without more messages */
   bool returning;         /* a `return` is unwinding the current call */
@@ -152,6 +163,9 @@ const FlyType *fly_operand_type(FlyInterp *I, const FlyVal *a, const FlyVal *b, 
 
 const FlyVal *fly_unary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyNode *at);
 bool fly_int_fits(const FlyType *t, int64_t v);
+/* Can the untyped static number v take type t (or, for a vec, its element
+   type) without a cast? Integers and floats must be in range. No message. */
+bool fly_const_fits(const FlyVal *v, const FlyType *t);
 /* if, runtime or static, as a value or a statement. */
 const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e);
 
@@ -188,9 +202,15 @@ const FlyType *fly_eval_type(FlyInterp *I, FlyScope *s, const FlyNode *t);
 /* A type value applied to arguments: vec<4, f32>(0.0), rmem<f32>(8) ... */
 const FlyVal *fly_construct(FlyInterp *I, const FlyType *t, const FlyArgs *args);
 /* v converted to type t: `as` (explicit: may wrap and truncate) or an
- * annotation, argument or operand (implicit: exact conversions only). */
+ * annotation, argument or operand (implicit: values that fit only, though
+ * an untyped float is rounded to a float type). A float type always rounds
+ * to nearest and refuses what is beyond its range. */
 const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at,
                           bool explicit_cast);
+/* The static number v as a constant of float type t: rounded to the nearest
+ * value of t (ties to even); beyond t's largest finite value, an error at
+ * `at`, explicit cast or not. */
+const FlyVal *fly_float_const(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at);
 /* The runtime type a static number takes where no other type is implied:
  * int -> i32, float -> f32, bool -> i1; a typed constant keeps its type. */
 const FlyType *fly_default_runtime_type(const FlyVal *v);

@@ -23,15 +23,37 @@ static const FlyNode *find_param(const FlyNode *fn, const char *name, uint32_t l
 static bool depth_exceeded(FlyInterp *I, const FlyNode *fn, const FlyArgs *args) {
   if (I->depth < I->options.depth_limit)
     return false;
-  fly_err(I, args->call,
-          "calls nested too deeply at compile time (the limit is %d); is '%s' recursive "
-          "without end?",
-          I->options.depth_limit, fn->str);
+  /* Only a function already in the chain may be recursing without end. */
+  const FlyFrame *f = I->frame;
+  while (f && f->fn != fn)
+    f = f->parent;
+  if (f)
+    fly_err(I, args->call,
+            "calls nested too deeply at compile time (the limit is %d); is '%s' recursive "
+            "without end?",
+            I->options.depth_limit, fn->str);
+  else
+    fly_err(I, args->call,
+            "calls nested too deeply at compile time (the limit is %d; raise it with "
+            "--depth-limit=N)",
+            I->options.depth_limit);
   I->aborted = true;
   return true;
 }
 
-/* Binds the parameters of fn in scope s from the arguments. */
+/* A message about an argument given in the call is at the call itself, so
+   it leaves out the call's own frame, whose chain note would point at the
+   same call again; one about a default (in the definition) keeps it. The
+   result is the frame to restore. */
+static FlyFrame *report_at_call(FlyInterp *I, bool at_call) {
+  FlyFrame *self = I->frame;
+  if (at_call)
+    I->frame = self->parent;
+  return self;
+}
+
+/* Binds the parameters of fn in scope s from the arguments. Runs in the
+   call's frame (I->frame). */
 static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyArgs *args) {
   int nparams = 0;
   for (const FlyNode *p = fn->kid[0]; p; p = p->next)
@@ -41,9 +63,11 @@ static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyA
   if (!given || !where)
     return false;
   if (args->n > nparams) {
+    FlyFrame *self = report_at_call(I, true);
     fly_err(I, args->node[nparams], "'%s' takes %d argument%s, but this call gives %d", fn->str,
             nparams, nparams == 1 ? "" : "s", args->n);
     fly_interp_note_name(I, fn, "'%s' is defined here", fn->str);
+    I->frame = self;
     return false;
   }
   for (int i = 0; i < args->n; i++) {
@@ -54,12 +78,16 @@ static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyA
     const FlyNode *na = args->named[i];
     int index;
     if (!find_param(fn, na->str, na->len, &index)) {
+      FlyFrame *self = report_at_call(I, true);
       fly_err(I, na, "'%s' has no parameter named '%s'", fn->str, na->str);
       fly_interp_note_name(I, fn, "'%s' is defined here", fn->str);
+      I->frame = self;
       return false;
     }
     if (given[index]) {
+      FlyFrame *self = report_at_call(I, true);
       fly_err(I, na, "the parameter '%s' is given twice", na->str);
+      I->frame = self;
       return false;
     }
     given[index] = args->named_v[i];
@@ -71,8 +99,10 @@ static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyA
     const FlyNode *at = where[i];
     if (!v) {
       if (!p->kid[1]) {
+        FlyFrame *self = report_at_call(I, true);
         fly_err(I, args->call, "missing argument for the parameter '%s' of '%s'", p->str, fn->str);
         fly_interp_note_name(I, p, "'%s' is declared here", p->str);
+        I->frame = self;
         return false;
       }
       /* A default is evaluated where the function is defined, with the
@@ -86,12 +116,18 @@ static bool bind_params(FlyInterp *I, FlyScope *s, const FlyNode *fn, const FlyA
       char what[160];
       snprintf(what, sizeof what, "the argument for the const parameter '%s' of '%s'", p->str,
                fn->str);
+      FlyFrame *self = report_at_call(I, given[i] != NULL);
       fly_err_not_static(I, at, v, what);
+      I->frame = self;
       return false;
     }
     if (p->kid[0]) {
       const FlyType *t = fly_eval_type(I, s, p->kid[0]);
-      v = t ? fly_convert(I, v, t, at, false) : NULL;
+      if (!t)
+        return false;
+      FlyFrame *self = report_at_call(I, given[i] != NULL);
+      v = fly_convert(I, v, t, at, false);
+      I->frame = self;
       if (!v)
         return false;
     }
@@ -109,7 +145,7 @@ const FlyVal *fly_call_fn(FlyInterp *I, const FlyNode *fn, const FlyArgs *args) 
     return NULL;
   FlyFrame frame = {fn, args->call, I->frame};
   /* Arguments are checked in the callee's frame so that a message about a
-     default or a type names the call. */
+     default names the call (report_at_call leaves it for the others). */
   I->frame = &frame;
   I->depth++;
   /* The body of a helper runs as its own flow: a runtime if around the

@@ -134,6 +134,10 @@ static const FlyVal *eval_index(FlyInterp *I, FlyScope *s, const FlyNode *e) {
       return fly_err(I, e, "a tuple takes one index, not %d", n);
     if (!fly_val_is_static(idx[0]))
       return fly_err_not_static(I, e->kid[1], idx[0], "the index of a tuple element");
+    if (idx[0]->kind == FLY_V_UNDERSCORE)
+      return fly_err(I, e->kid[1],
+                     "a tuple element is chosen by an integer index; '_' keeps a whole mode of "
+                     "a layout or a tensor, not of a tuple");
     if (!fly_val_to_int(I, idx[0], e->kid[1], "the index of a tuple element", &i))
       return NULL;
     if (i < 0 || i >= base->n)

@@ -136,7 +136,14 @@ static const FlyVal *static_float(FlyInterp *I, FlyOp op, const FlyVal *a, const
   }
   if (!isfinite(r) && isfinite(x) && isfinite(y))
     return fly_err(I, at, "floating-point overflow in a compile-time expression");
-  return fly_val_float(&I->A, r, t);
+  /* A constant of a float type holds a value of that type. */
+  double rounded;
+  if (!fly_float_round(t, r, &rounded))
+    return fly_err(I, at,
+                   "floating-point overflow in a compile-time expression: %g %s %g does not fit "
+                   "in %s",
+                   x, fly_op_spelling(op), y, type_name(I, t));
+  return fly_val_float(&I->A, rounded, t);
 }
 
 static int compare_numbers(const FlyVal *a, const FlyVal *b) {
@@ -173,22 +180,31 @@ static const FlyType *typed(const FlyVal *v) {
   return NULL;
 }
 
-/* Can static number v take type t without an explicit cast? */
-static bool fits_implicitly(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
+bool fly_const_fits(const FlyVal *v, const FlyType *t) {
   const FlyType *e = t->kind == FLY_TY_VEC ? t->elem : t;
-  if (v->kind == FLY_V_BOOL) {
-    if (e->kind == FLY_TY_SCALAR && e->code == FLY_TYPE_I1)
-      return true;
-  } else if (v->kind == FLY_V_INT && fly_type_is_int(e)) {
-    if (fly_int_fits(e, v->i))
-      return true;
-    fly_err(I, at, "the constant %" PRId64 " does not fit in %s", v->i, type_name(I, e));
-    return false;
-  } else if (fly_type_is_float(e) && (v->kind == FLY_V_FLOAT || v->kind == FLY_V_INT)) {
+  double rounded;
+  if (v->kind == FLY_V_BOOL)
+    return e->kind == FLY_TY_SCALAR && e->code == FLY_TYPE_I1;
+  if (v->kind == FLY_V_INT && fly_type_is_int(e))
+    return fly_int_fits(e, v->i);
+  if (fly_type_is_float(e) && (v->kind == FLY_V_FLOAT || v->kind == FLY_V_INT))
+    return fly_float_round(e, v->kind == FLY_V_FLOAT ? v->f : (double)v->i, &rounded);
+  return false;
+}
+
+/* Can static number v take type t without an explicit cast? If not, says
+   why: a number out of t's range, or a value of another kind. */
+static bool fits_implicitly(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
+  if (fly_const_fits(v, t))
     return true;
-  }
-  fly_err(I, at, "%s cannot be an operand of type %s without a cast ('as %s')",
-          fly_val_describe(&I->A, v), type_name(I, t), type_name(I, e));
+  const FlyType *e = t->kind == FLY_TY_VEC ? t->elem : t;
+  if (v->kind == FLY_V_INT && fly_type_is_int(e))
+    fly_err(I, at, "the constant %" PRId64 " does not fit in %s", v->i, type_name(I, e));
+  else if (fly_type_is_float(e) && (v->kind == FLY_V_FLOAT || v->kind == FLY_V_INT))
+    fly_float_const(I, v, e, at); /* reports the range */
+  else
+    fly_err(I, at, "%s cannot be an operand of type %s without a cast ('as %s')",
+            fly_val_describe(&I->A, v), type_name(I, t), type_name(I, e));
   return false;
 }
 
@@ -340,7 +356,9 @@ const FlyVal *fly_unary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyNode *
     if (a->kind != FLY_V_INT)
       return fly_err(I, at, "'-' takes a number, not %s", fly_val_describe(&I->A, a));
     if (a->i == INT64_MIN || (a->type && !fly_int_fits(a->type, -a->i)))
-      return fly_err(I, at, "integer overflow in a compile-time expression: -(%" PRId64 ")", a->i);
+      return fly_err(
+          I, at, "integer overflow in a compile-time expression: -(%" PRId64 ") does not fit in %s",
+          a->i, a->type ? type_name(I, a->type) : "64 bits (int)");
     return fly_val_int(&I->A, -a->i, a->type);
   default:
     if (a->kind != FLY_V_INT)

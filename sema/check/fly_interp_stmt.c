@@ -2,6 +2,7 @@
  * const blocks, static_assert, if (at compile time or at run time), for
  * loops (unrolled or at run time) with carried state, return and yield. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fly_interp.h"
@@ -49,10 +50,80 @@ static bool is_number(const FlyVal *v) {
          v->kind == FLY_V_RUNTIME;
 }
 
+/* Where two values meet after a runtime choice: the branches of an if, or a
+   loop's carried value and what its body yields. Messages name the two. */
+typedef struct Meeting {
+  const FlyNode *at;
+  FlyOrigin origin;     /* of the runtime value they make */
+  const FlyNode *carry; /* a loop's FLY_CARRY; NULL for an if */
+} Meeting;
+
+static const FlyVal *differ(FlyInterp *I, const Meeting *m, const char *a, const char *b,
+                            const char *why) {
+  if (m->carry)
+    return fly_err(I, m->at, "'%s' is carried as %s but the loop yields %s%s", m->carry->str, a, b,
+                   why);
+  return fly_err(I, m->at, "the branches of this if give %s and %s%s", a, b, why);
+}
+
+/* A number for messages: its type when it has one (i32, f16), else what it
+   is (an integer, a float, a boolean). */
+static const char *number_kind(FlyInterp *I, const FlyVal *v) {
+  return v->type ? fly_type_str(&I->A, v->type) : fly_val_describe(&I->A, v);
+}
+
+/* The type of two numbers after a runtime choice. Typed ones must have one
+   type; an untyped constant takes the other's type if it fits there; two
+   untyped constants take their default runtime type. NULL after an error. */
+static const FlyType *merged_type(FlyInterp *I, const FlyVal *a, const FlyVal *b,
+                                  const Meeting *m) {
+  if (a->type && b->type) {
+    if (fly_type_equal(a->type, b->type))
+      return a->type->kind == FLY_TY_VEC && a->type->n < 0 ? b->type : a->type;
+    char hint[96] = "";
+    bool scalars = a->type->kind == FLY_TY_SCALAR && b->type->kind == FLY_TY_SCALAR;
+    if (scalars && m->carry)
+      snprintf(hint, sizeof hint, " (convert it with 'as %s')", fly_type_str(&I->A, a->type));
+    else if (scalars)
+      snprintf(hint, sizeof hint, " (convert one with 'as')");
+    differ(I, m, number_kind(I, a), number_kind(I, b), hint);
+    return NULL;
+  }
+  const FlyVal *typed = a->type ? a : b->type ? b : NULL;
+  if (typed) {
+    const FlyVal *c = typed == a ? b : a;
+    if (fly_const_fits(c, typed->type))
+      return typed->type;
+    /* A number of the right kind but out of range: name its value. */
+    const FlyType *e = typed->type->kind == FLY_TY_VEC ? typed->type->elem : typed->type;
+    const char *other = number_kind(I, c);
+    char constant[96], why[96] = "";
+    if ((c->kind == FLY_V_INT && fly_type_is_int(e)) ||
+        (c->kind != FLY_V_BOOL && fly_type_is_float(e))) {
+      snprintf(constant, sizeof constant, "the constant %s", fly_val_str_canonical(&I->A, c));
+      other = constant;
+      if (typed == a)
+        snprintf(why, sizeof why, ", which does not fit in %s", fly_type_str(&I->A, e));
+      else
+        snprintf(why, sizeof why, ", in which it does not fit");
+    }
+    if (typed == a)
+      differ(I, m, number_kind(I, a), other, why);
+    else
+      differ(I, m, other, number_kind(I, b), why);
+    return NULL;
+  }
+  if ((a->kind == FLY_V_BOOL) != (b->kind == FLY_V_BOOL)) {
+    differ(I, m, number_kind(I, a), number_kind(I, b), "");
+    return NULL;
+  }
+  bool fl = a->kind == FLY_V_FLOAT || b->kind == FLY_V_FLOAT;
+  return fly_type_scalar(a->kind == FLY_V_BOOL ? FLY_TYPE_I1 : fl ? FLY_TYPE_F32 : FLY_TYPE_I32);
+}
+
 /* The value after a runtime choice between a and b: equal static values
    stay static; numbers become a runtime value of their common type. */
-static const FlyVal *merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyNode *at,
-                           FlyOrigin origin, const char *what) {
+static const FlyVal *merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const Meeting *m) {
   if (a->kind == FLY_V_NONE || b->kind == FLY_V_NONE)
     return fly_val_none();
   if (a->kind != FLY_V_RUNTIME && b->kind != FLY_V_RUNTIME && a->kind != FLY_V_TENSOR &&
@@ -60,33 +131,33 @@ static const FlyVal *merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const
       fly_type_equal(a->type, b->type))
     return a;
   if (is_number(a) && is_number(b)) {
-    const FlyType *t = fly_operand_type(I, a, b, at);
-    if (!t && (a->type || b->type || a->kind == FLY_V_RUNTIME || b->kind == FLY_V_RUNTIME))
-      return NULL;
-    if (!t) {
-      bool fl = a->kind == FLY_V_FLOAT || b->kind == FLY_V_FLOAT;
-      if ((a->kind == FLY_V_BOOL) != (b->kind == FLY_V_BOOL))
-        return fly_err(I, at, "%s give a boolean and a number", what);
-      t = fly_type_scalar(a->kind == FLY_V_BOOL ? FLY_TYPE_I1 : fl ? FLY_TYPE_F32 : FLY_TYPE_I32);
-    }
-    return fly_val_runtime(&I->A, t, origin);
+    const FlyType *t = merged_type(I, a, b, m);
+    return t ? fly_val_runtime(&I->A, t, m->origin) : NULL;
   }
   if (a->kind == FLY_V_TUPLE && b->kind == FLY_V_TUPLE && a->n == b->n) {
     const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(a->n ? a->n : 1));
     if (!e)
       return NULL;
     for (int i = 0; i < a->n; i++)
-      if (!(e[i] = merge(I, a->elems[i], b->elems[i], at, origin, what)))
+      if (!(e[i] = merge(I, a->elems[i], b->elems[i], m)))
         return NULL;
     return fly_val_tuple(&I->A, a->n, e);
   }
+  if (a->kind == FLY_V_TENSOR && b->kind == FLY_V_TENSOR && m->carry)
+    return fly_err(I, m->at,
+                   "'%s' holds a tensor; a runtime loop cannot carry a tensor (carry an index "
+                   "into it instead)",
+                   m->carry->str);
   if (a->kind == FLY_V_TENSOR && b->kind == FLY_V_TENSOR)
-    return fly_err(I, at,
-                   "%s give two tensors; a runtime choice between tensors is not "
-                   "supported (choose with 'if const', or choose an index)",
-                   what);
-  return fly_err(I, at, "%s give different values: %s and %s", what, fly_val_describe(&I->A, a),
-                 fly_val_describe(&I->A, b));
+    return fly_err(I, m->at,
+                   "the branches of this if give two tensors; a runtime choice between tensors "
+                   "is not supported (choose with 'if const', or choose an index)");
+  const char *da = fly_val_describe(&I->A, a), *db = fly_val_describe(&I->A, b);
+  if (m->carry)
+    return differ(I, m, da, db,
+                  ", a different value (only numbers change from one iteration "
+                  "of a runtime loop to the next)");
+  return fly_err(I, m->at, "the branches of this if give different values: %s and %s", da, db);
 }
 
 /* ---- if ---------------------------------------------------------------------------- */
@@ -135,13 +206,13 @@ const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e) {
     a = NULL;
   const FlyVal *b = a ? eval_branch(I, s, e->kid[2]) : NULL;
   I->runtime_flow--;
-  FlyOrigin origin = {e->kid[0], "the condition of a runtime if"};
-  const FlyVal *m = a && b ? merge(I, a, b, e, origin, "the branches of this if") : NULL;
-  if (region && !I->emit->if_end(I->emit->ctx, region, m ? b : NULL, m)) {
+  Meeting m = {e, {e->kid[0], "the condition of a runtime if"}, NULL};
+  const FlyVal *v = a && b ? merge(I, a, b, &m) : NULL;
+  if (region && !I->emit->if_end(I->emit->ctx, region, v ? b : NULL, v)) {
     I->aborted = true;
     return NULL;
   }
-  return m;
+  return v;
 }
 
 /* ---- blocks ------------------------------------------------------------------------ */
@@ -471,33 +542,37 @@ static YieldCheck check_yields(FlyInterp *I, Carries *c, const FlyVal **init, co
   YieldCheck result = YIELDS_OK;
   for (int i = 0; i < c->n; i++) {
     const FlyVal *have = c->value[i], *got = next[i];
+    /* An untyped constant start takes the type yielded, if it could have
+       been written in that type: 0.0 becomes an f16, never an i32. */
     if (have->kind == FLY_V_RUNTIME && got->kind == FLY_V_RUNTIME &&
-        !fly_type_equal(have->type, got->type) && init[i]->kind != FLY_V_RUNTIME && first) {
+        !fly_type_equal(have->type, got->type) && init[i]->kind != FLY_V_RUNTIME &&
+        !init[i]->type && fly_const_fits(init[i], got->type) && first) {
       c->value[i] = fly_val_runtime(&I->A, got->type, have->origin);
       result = YIELDS_RETRY;
       continue;
     }
-    FlyOrigin o = {c->node[i], "a value carried by a runtime loop"};
-    const char *what = "the value yielded and the value carried";
-    const FlyVal *m = merge(I, have, got, c->node[i], o, what);
-    if (!m)
+    Meeting m = {c->node[i], {c->node[i], "a value carried by a runtime loop"}, c->node[i]};
+    if (!merge(I, have, got, &m))
       return YIELDS_BAD;
-    if (have->kind == FLY_V_RUNTIME && m->kind == FLY_V_RUNTIME &&
-        !fly_type_equal(have->type, m->type)) {
-      fly_err(I, c->node[i], "'%s' is carried as %s but the loop yields %s", c->node[i]->str,
-              fly_type_str(&I->A, have->type), fly_type_str(&I->A, m->type));
-      return YIELDS_BAD;
-    }
   }
   return result;
 }
 
 /* The body of a runtime loop is checked once with the carried values as
-   runtime values of their types. A carried number that starts as a
-   constant takes the type of what the body yields, so `carry (acc = 0.0)`
-   accumulating f16 values carries an f16. */
+   runtime values of their types. A carried number that starts as an
+   untyped constant takes the type of what the body yields where the
+   constant fits in it, so `carry (acc = 0.0)` yielding f16 values carries
+   an f16. */
 static bool runtime_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const FlyObject *r,
                          Carries *c) {
+  /* A const block runs at compile time; a runtime loop there would make
+     its carried names runtime values. */
+  if (I->in_const) {
+    fly_err(I, st->kid[1],
+            "a loop in a const block runs at compile time: write range_const(...), not "
+            "range(...)");
+    return false;
+  }
   FlyOrigin origin = {st->kid[0], "the variable of a runtime loop"};
   const FlyVal *a = r->lo, *b = r->hi;
   const FlyType *t = fly_operand_type(I, a, b, st->kid[1]);

@@ -222,6 +222,18 @@ static int64_t wrap(int64_t v, int bits) {
   return (int64_t)((u ^ sign) - sign);
 }
 
+const FlyVal *fly_float_const(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
+  double x = v->kind == FLY_V_FLOAT ? v->f : (double)v->i, r;
+  if (fly_float_round(t, x, &r))
+    return fly_val_float(&I->A, r, t);
+  const char *name = fly_type_str(&I->A, t);
+  if (v->kind == FLY_V_FLOAT)
+    return fly_err(I, at, "the float %g does not fit in %s (the largest finite %s is %g)", x, name,
+                   name, fly_float_max(t));
+  return fly_err(I, at, "the constant %" PRId64 " does not fit in %s (the largest finite %s is %g)",
+                 v->i, name, name, fly_float_max(t));
+}
+
 static const FlyVal *mismatch(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at) {
   const char *have = fly_val_describe(&I->A, v);
   const char *want = fly_type_str(&I->A, t);
@@ -255,7 +267,7 @@ static const FlyVal *to_scalar(FlyInterp *I, const FlyVal *v, const FlyType *t, 
     if (explicit_cast && to_int)
       return fly_val_int(&I->A, v->i, t);
     if (explicit_cast && to_float)
-      return fly_val_float(&I->A, (double)v->i, t);
+      return fly_float_const(I, v, t, at);
     return mismatch(I, v, t, at);
   case FLY_V_INT:
     if (to_int) {
@@ -269,13 +281,16 @@ static const FlyVal *to_scalar(FlyInterp *I, const FlyVal *v, const FlyType *t, 
       return fly_val_int(&I->A, v->i, t);
     }
     if (to_float && (explicit_cast || !v->type))
-      return fly_val_float(&I->A, (double)v->i, t);
+      return fly_float_const(I, v, t, at);
     if (to_i1 && explicit_cast)
       return fly_val_bool(v->i != 0);
     return mismatch(I, v, t, at);
   case FLY_V_FLOAT:
-    if (to_float && (explicit_cast || !v->type || fly_type_bits(v->type) <= fly_type_bits(t)))
-      return fly_val_float(&I->A, v->f, t);
+    /* Implicitly, a typed float only widens (every narrower format's
+       values are exact in a wider one; f16 and bf16 are not). */
+    if (to_float && (explicit_cast || !v->type || fly_type_equal(v->type, t) ||
+                     fly_type_bits(v->type) < fly_type_bits(t)))
+      return fly_float_const(I, v, t, at);
     if (to_int && explicit_cast) {
       double f = trunc(v->f);
       if (!(f >= -9223372036854775808.0 && f < 9223372036854775808.0))

@@ -1,6 +1,7 @@
 /* fly_value.c — constructing, comparing and printing interpreter values. */
 #include "fly_value.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,65 @@ int fly_type_bits(const FlyType *t) {
   default:
     return 64;
   }
+}
+
+/* The narrow float formats: fraction bits, smallest normal exponent and
+   largest finite value. f8e4m3 is the FN variant (no infinity: 1.111 x 2^8
+   is NaN, so 448 is its largest value). */
+typedef struct FloatFormat {
+  int fraction, emin;
+  double max;
+} FloatFormat;
+
+static bool float_format(FlyTypeCode code, FloatFormat *f) {
+  switch (code) {
+  case FLY_TYPE_F16:
+    *f = (FloatFormat){10, -14, 65504.0};
+    return true;
+  case FLY_TYPE_BF16:
+    *f = (FloatFormat){7, -126, 0x1.fep127};
+    return true;
+  case FLY_TYPE_F8E4M3:
+    *f = (FloatFormat){3, -6, 448.0};
+    return true;
+  case FLY_TYPE_F8E5M2:
+    *f = (FloatFormat){2, -14, 57344.0};
+    return true;
+  default:
+    return false;
+  }
+}
+
+double fly_float_max(const FlyType *t) {
+  FloatFormat f;
+  if (t && t->kind == FLY_TY_SCALAR && float_format(t->code, &f))
+    return f.max;
+  return t && t->kind == FLY_TY_SCALAR && t->code == FLY_TYPE_F32 ? FLT_MAX : DBL_MAX;
+}
+
+bool fly_float_round(const FlyType *t, double x, double *out) {
+  *out = x;
+  if (!fly_type_is_float(t) || !isfinite(x) || x == 0)
+    return true;
+  if (t->code == FLY_TYPE_F32) {
+    float r = (float)x; /* the C conversion rounds to nearest, ties to even */
+    *out = r;
+    return isfinite(r);
+  }
+  FloatFormat f;
+  if (!float_format(t->code, &f))
+    return true; /* f64: a double already */
+  /* The spacing of the format's values near x (below the normal range, the
+     fixed spacing of its subnormals); x / q and r * q only move the
+     exponent, so they are exact, and nearbyint rounds ties to even. */
+  double a = fabs(x);
+  int e;
+  frexp(a, &e);
+  int exponent = e - 1 < f.emin ? f.emin : e - 1;
+  double q = ldexp(1.0, exponent - f.fraction);
+  double r = nearbyint(a / q) * q;
+  *out = copysign(r, x);
+  return r <= f.max;
 }
 
 static bool val_equal_or_both_null(const FlyVal *a, const FlyVal *b) {

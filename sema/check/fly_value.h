@@ -66,7 +66,7 @@ typedef enum FlyValKind {
   FLY_V_TENSOR,     /* tensor */
   FLY_V_FN,         /* fn: a helper function's declaration */
   FLY_V_KERNEL,     /* fn: a kernel's declaration (only its launch uses it) */
-  FLY_V_BUILTIN,    /* builtin id; self: the receiver of a method */
+  FLY_V_BUILTIN,    /* builtin id; self, self_at: the receiver of a method */
   FLY_V_OBJECT,     /* object: atoms, tiled copies, target, namespaces ... */
 } FlyValKind;
 
@@ -143,6 +143,7 @@ struct FlyVal {
     struct {
       int builtin;
       const FlyVal *self;
+      const FlyNode *self_at; /* the receiver's expression in x.f, for messages */
     };
     FlyObject object;
   };
@@ -184,6 +185,11 @@ bool fly_type_is_int(const FlyType *t); /* i1 excluded */
 bool fly_type_is_float(const FlyType *t);
 int fly_type_bits(const FlyType *t); /* scalar widths; index counts 64 */
 bool fly_type_equal(const FlyType *a, const FlyType *b);
+/* x rounded to the nearest value of float type t, ties to even (t not a
+   float type: x itself). False when the result is beyond t's largest finite
+   value, which fly_float_max gives. */
+bool fly_float_round(const FlyType *t, double x, double *out);
+double fly_float_max(const FlyType *t);
 /* A tuple of integers only (static), usable as a shape or a coordinate. */
 bool fly_val_is_int_tuple(const FlyVal *v);
 /* Structural equality of static values (== on tuples, layouts, types ...). */
