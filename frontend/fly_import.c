@@ -192,6 +192,14 @@ static void walk(FlyUnit *u, ImportStack *stack, int file, const FlyNode *via) {
   u->rank[file] = u->ranked++;
 }
 
+static bool load_root(FlyUnit *u, int file) {
+  u->root = file;
+  ImportStack stack;
+  stack.depth = 0;
+  walk(u, &stack, file, NULL);
+  return fly_unit_ok(u);
+}
+
 bool fly_unit_load(FlyUnit *u, const char *path) {
   /* A file already in the unit (named twice, as with `flyc eval --import
      a.fly --import a.fly`, or imported by an earlier one) is shared, as an
@@ -207,9 +215,15 @@ bool fly_unit_load(FlyUnit *u, const char *path) {
     fly_error(&u->diag, fly_no_span(), "cannot read '%s': %s", path, why);
     return false;
   }
-  u->root = file;
-  ImportStack stack;
-  stack.depth = 0;
-  walk(u, &stack, file, NULL);
-  return fly_unit_ok(u);
+  return load_root(u, file);
+}
+
+bool fly_unit_load_text(FlyUnit *u, const char *name, const char *text, size_t len) {
+  char why[256];
+  int file = fly_sources_add(&u->sources, name, text, len, why, sizeof why);
+  if (file < 0) {
+    fly_error(&u->diag, fly_no_span(), "cannot read '%s': %s", name, why);
+    return false;
+  }
+  return load_root(u, file);
 }

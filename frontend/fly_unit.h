@@ -59,6 +59,9 @@ bool fly_unit_reserve(FlyUnit *u);
  * by its real path) is not loaded again. */
 bool fly_unit_load(FlyUnit *u, const char *path);
 
+/* The same for a root held in memory; name is where it is said to be (its
+ * relative imports are found beside it). */
+bool fly_unit_load_text(FlyUnit *u, const char *name, const char *text, size_t len);
 /* Checks the top level of every loaded file: one definition per name (fn,
  * kernel and const share one namespace) and at most one launch block per
  * kernel. */

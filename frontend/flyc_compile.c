@@ -22,6 +22,9 @@ static const char compile_usage[] =
     "  -o OUT                   write to OUT instead of standard output; OUT is\n"
     "                           replaced only when compiling succeeds\n"
     "  --kernel=NAME            trace only the kernel NAME (all are checked)\n"
+    "  --split-input-file       compile each part of FILE between '// -----' lines\n"
+    "                           on its own; print the modules with the same marks\n"
+    "  --locations              print each operation's .fly source location\n"
     "  -D NAME=VALUE            bind the const parameter NAME of the kernels\n"
     "  --target=ARCH            sm_80, sm_90 (the default), sm_90a, gfx90a, gfx942,\n"
     "                           gfx950 or gfx1201\n"
@@ -78,6 +81,92 @@ static bool close_output(Output *out, bool ok) {
   return ok;
 }
 
+/* Checks and traces one unit (the file, or one part of it given as text)
+   and prints its module to out. Returns the exit status. */
+static int compile_unit(const FlycOptions *o, const char *text, size_t len, FILE *out) {
+  FlyUnit u;
+  fly_unit_init(&u, stderr);
+  flyc_apply_options(&u, o);
+  if (text)
+    fly_unit_load_text(&u, o->file, text, len);
+  else
+    fly_unit_load(&u, o->file);
+  fly_unit_check_definitions(&u);
+  FlyMlir m;
+  if (fly_unit_ok(&u) && fly_mlir_init(&m)) {
+    MlirModule module;
+    if (fly_trace_unit(&u, &o->check, &m, &module)) {
+      fly_mlir_print(mlirModuleGetOperation(module), out, o->locations);
+      mlirModuleDestroy(module);
+    }
+    fly_mlir_release(&m);
+  } else if (fly_unit_ok(&u)) {
+    u.diag.errors++;
+  }
+  return flyc_finish(&u);
+}
+
+/* A line `// -----` ends one part of a split file. */
+static bool is_split_line(const char *p, const char *end) {
+  static const char mark[] = "// -----";
+  size_t n = sizeof mark - 1;
+  if ((size_t)(end - p) < n || memcmp(p, mark, n) != 0)
+    return false;
+  for (p += n; p < end && *p != '\n'; p++)
+    if (*p != ' ' && *p != '\t' && *p != '\r')
+      return false;
+  return true;
+}
+
+/* --split-input-file: each part between `// -----` lines is compiled on its
+   own, as mlir-opt does, and the modules are printed with the same marks
+   between them. A part is preceded by as many empty lines as come before it
+   in the file, so its diagnostics give the file's own line numbers. */
+static int compile_split(const FlycOptions *o, FILE *out) {
+  char why[256];
+  FlySourceManager sm;
+  fly_sources_init(&sm);
+  int file = fly_sources_load(&sm, o->file, why, sizeof why);
+  if (file < 0) {
+    fprintf(stderr, "flyc compile: error: cannot read '%s': %s\n", o->file, why);
+    fly_sources_release(&sm);
+    return FLYC_ERRORS;
+  }
+  const FlySource *src = fly_source(&sm, file);
+  const char *text = src->text, *end = src->text + src->len;
+  char *buf = malloc(src->len + 1);
+  int status = buf ? FLYC_OK : FLYC_ERRORS;
+  size_t lines = 0; /* lines before the current part */
+  bool first = true;
+  for (const char *part = text; buf && part <= end;) {
+    /* The part runs to the next mark at the start of a line, or the end. */
+    const char *p = part;
+    size_t part_lines = 0;
+    while (p < end && !(is_split_line(p, end) && (p == text || p[-1] == '\n'))) {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      p = nl ? nl + 1 : end;
+      part_lines++;
+    }
+    memset(buf, '\n', lines);
+    memcpy(buf + lines, part, (size_t)(p - part));
+    if (!first)
+      fputs("// -----\n", out);
+    first = false;
+    if (compile_unit(o, buf, lines + (size_t)(p - part), out) != FLYC_OK)
+      status = FLYC_ERRORS;
+    lines += part_lines;
+    if (p == end)
+      break;
+    /* Past the mark's line. */
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    part = nl ? nl + 1 : end;
+    lines++;
+  }
+  free(buf);
+  fly_sources_release(&sm);
+  return status;
+}
+
 int flyc_compile_command(int argc, char **argv) {
   FlycOptions o;
   bool help;
@@ -94,35 +183,18 @@ int flyc_compile_command(int argc, char **argv) {
     return status;
   }
   Output out;
-  if (strcmp(o.emit, "irdl") == 0) {
-    bool ok = open_output(&out, o.output);
-    if (ok)
-      fputs(fly_dialect_irdl, out.f);
+  if (!open_output(&out, o.output)) {
     flyc_free_options(&o);
-    return ok && close_output(&out, true) ? FLYC_OK : FLYC_ERRORS;
+    return FLYC_ERRORS;
   }
-  FlyUnit u;
-  fly_unit_init(&u, stderr);
-  flyc_apply_options(&u, &o);
-  fly_unit_load(&u, o.file);
-  fly_unit_check_definitions(&u);
-  FlyMlir m;
-  if (fly_unit_ok(&u) && fly_mlir_init(&m)) {
-    MlirModule module;
-    if (fly_trace_unit(&u, &o.check, &m, &module)) {
-      bool ok = open_output(&out, o.output);
-      if (ok) {
-        fly_mlir_print(mlirModuleGetOperation(module), out.f);
-        ok = close_output(&out, true);
-      }
-      if (!ok)
-        u.diag.errors++;
-      mlirModuleDestroy(module);
-    }
-    fly_mlir_release(&m);
-  } else if (fly_unit_ok(&u)) {
-    u.diag.errors++;
-  }
+  if (strcmp(o.emit, "irdl") == 0)
+    fputs(fly_dialect_irdl, out.f);
+  else if (o.split)
+    status = compile_split(&o, out.f);
+  else
+    status = compile_unit(&o, NULL, 0, out.f);
+  if (!close_output(&out, status == FLYC_OK) && status == FLYC_OK)
+    status = FLYC_ERRORS;
   flyc_free_options(&o);
-  return flyc_finish(&u);
+  return status;
 }

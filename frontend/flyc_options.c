@@ -202,6 +202,10 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
       o->emit = v;
     } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--kernel"))) {
       o->check.only_kernel = v;
+    } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "--split-input-file") == 0) {
+      o->split = true;
+    } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "--locations") == 0) {
+      o->locations = true;
     } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "-o") == 0) {
       o->output = argv[++i];
     } else {

@@ -17,7 +17,7 @@ enum {
   FLYC_OPT_EXPR = 8,     /* the argument is an expression, not a file; --import */
   FLYC_OPT_DRAW = 16,    /* --table, --svg */
   FLYC_OPT_SPECS = 32,   /* --print-specializations */
-  FLYC_OPT_COMPILE = 64, /* --emit, -o, --kernel */
+  FLYC_OPT_COMPILE = 64, /* --emit, -o, --kernel, --split-input-file, --locations */
 };
 
 enum { FLYC_MAX_DEFINES = 256, FLYC_MAX_IMPORTS = 64 };
@@ -40,6 +40,8 @@ typedef struct FlycOptions {
   const char *svg;    /* layout --svg FILE */
   const char *emit;   /* compile --emit: what to write */
   const char *output; /* compile -o FILE ("-" or NULL: standard output) */
+  bool split;         /* compile --split-input-file */
+  bool locations;     /* compile --locations */
 } FlycOptions;
 
 /* Parses argv (after the command name). Returns FLYC_OK, or FLYC_USAGE after

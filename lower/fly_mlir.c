@@ -127,7 +127,12 @@ MlirValue fly_mlir_op1(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *n
 
 static void print_to(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, user); }
 
-void fly_mlir_print(MlirOperation op, FILE *out) {
-  mlirOperationPrint(op, print_to, out);
+void fly_mlir_print(MlirOperation op, FILE *out, bool locations) {
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  /* loc(...) after each op, in the form mlir-opt reads back. */
+  if (locations)
+    mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+  mlirOperationPrintWithFlags(op, flags, print_to, out);
+  mlirOpPrintingFlagsDestroy(flags);
   fputc('\n', out);
 }

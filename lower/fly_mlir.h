@@ -52,6 +52,6 @@ MlirValue fly_mlir_op1(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *n
                        int nopd, const MlirValue *opd, int nattr, const MlirNamedAttribute *attr);
 
 /* Prints an operation's text to a stream (generic form for Fly ops). */
-void fly_mlir_print(MlirOperation op, FILE *out);
+void fly_mlir_print(MlirOperation op, FILE *out, bool locations);
 
 #endif

@@ -37,9 +37,23 @@ static int param_args(const FlyVal *v, const FlyVal **leaves, int cap) {
   return 1 + n;
 }
 
+/* ` loc("file":line:col)` of a node, for IR written as text. */
+static void put_loc(FlyTrace *t, FlyStrBuf *sb, const FlyNode *at) {
+  if (!at || at->file < 0 || at->file >= t->unit->sources.count)
+    return;
+  uint32_t line, col;
+  fly_source_line_col(&t->unit->sources, at->file, at->begin, &line, &col);
+  fly_sb_puts(sb, " loc(\"");
+  put_escaped(sb, t->unit->sources.files[at->file].path);
+  fly_sb_puts(sb, "\":");
+  fly_sb_int(sb, line);
+  fly_sb_putc(sb, ':');
+  fly_sb_int(sb, col);
+  fly_sb_putc(sb, ')');
+}
+
 static bool kernel_begin(void *ctx, const FlyNode *k, int n, const FlyNode *const *decls,
                          FlyVal *const *params, const char *spec) {
-  (void)decls;
   FlyTrace *t = ctx;
   t->kernel = k;
   t->nleaves = 0;
@@ -64,6 +78,7 @@ static bool kernel_begin(void *ctx, const FlyNode *k, int n, const FlyNode *cons
         put_mlir_type(&sb, fly_trace_type(t, v->type));
       else
         fly_sb_puts(&sb, j == 0 ? "!llvm.ptr<1>" : "i32");
+      put_loc(t, &sb, decls[i]);
     }
   }
   fly_sb_puts(&sb, ") kernel attributes {fly.specialization = \"");
@@ -124,7 +139,17 @@ static bool kernel_begin(void *ctx, const FlyNode *k, int n, const FlyNode *cons
 
 static bool kernel_end(void *ctx, const FlyNode *k, bool ok) {
   FlyTrace *t = ctx;
-  (void)k;
+  /* Each kernel is verified as soon as it is traced, so that a failure
+     names it; MLIR's message carries the .fly location of the bad op. */
+  if (ok && !mlirOperationIsNull(t->func) && !mlirOperationVerify(t->func)) {
+    char *why = fly_mlir_take_messages(t->m);
+    fly_trace_error(t, k,
+                    "internal error: the IR traced for kernel '%s' does not verify (please "
+                    "report this): %s",
+                    k->str, why ? why : "");
+    free(why);
+    ok = false;
+  }
   if (!ok && !mlirOperationIsNull(t->func)) {
     mlirOperationRemoveFromParent(t->func);
     mlirOperationDestroy(t->func);
@@ -320,17 +345,6 @@ static void for_abandon(void *ctx, void *region) {
 
 /* ---- the unit ------------------------------------------------------------------------------ */
 
-static bool verify(FlyTrace *t) {
-  if (mlirOperationVerify(mlirModuleGetOperation(t->module)))
-    return true;
-  char *why = fly_mlir_take_messages(t->m);
-  fly_error(&t->unit->diag, fly_no_span(),
-            "internal error: the traced module does not verify; please report this:\n%s",
-            why ? why : "");
-  free(why);
-  return false;
-}
-
 bool fly_trace_unit(FlyUnit *u, const FlyCheckOptions *o, FlyMlir *m, MlirModule *out) {
   FlyTrace t;
   memset(&t, 0, sizeof t);
@@ -344,13 +358,20 @@ bool fly_trace_unit(FlyUnit *u, const FlyCheckOptions *o, FlyMlir *m, MlirModule
   bool ok = !mlirModuleIsNull(t.module);
   if (ok) {
     MlirOperation gm = mlirBlockGetFirstOperation(mlirModuleGetBody(t.module));
+    /* The module and its gpu.module stand for the root file. */
+    if (u->root >= 0) {
+      MlirLocation file = mlirLocationFileLineColGet(
+          m->ctx, mlirStringRefCreateFromCString(u->sources.files[u->root].path), 1, 1);
+      mlirOperationSetLocation(mlirModuleGetOperation(t.module), file);
+      mlirOperationSetLocation(gm, file);
+    }
     t.kernels = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
     FlyEmitter em = {&t,         kernel_begin, kernel_end, fly_trace_value_op, fly_trace_effect_op,
                      if_begin,   if_else,      if_end,     for_begin,          for_end,
                      for_abandon};
     FlyCheckOptions opts = *o;
     opts.emit = &em;
-    ok = fly_check_unit(u, &opts) && !t.failed && verify(&t);
+    ok = fly_check_unit(u, &opts) && !t.failed;
   }
   fly_algebra_release(&t.A);
   if (!ok) {

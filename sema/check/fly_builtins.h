@@ -26,6 +26,21 @@ bool fly_arg_int(FlyInterp *I, const FlyArgs *a, int i, const char *what, int64_
 const FlyLayout *fly_arg_layout(FlyInterp *I, const FlyArgs *a, int i, const char *what);
 const FlyType *fly_arg_type(FlyInterp *I, const FlyArgs *a, int i, const char *what);
 
+/* The algebra on tensors whose strides are given at launch
+   (fly_tensor_probe.c). fly_tensor_probe gives the tensor's layout: exact
+   when static, with probes for its runtime strides when only the shape is
+   static, NULL (no error) otherwise. fly_tensor_unprobe makes the tensor of
+   a result R of the algebra on that layout, each stride static or a runtime
+   value. */
+#define FLY_PROBE_MAX 16
+typedef struct FlyProbe {
+  int n;
+  const FlyVal *leaf[FLY_PROBE_MAX]; /* the runtime strides probed, in order */
+} FlyProbe;
+const FlyLayout *fly_tensor_probe(FlyInterp *I, const FlyTensor *t, FlyProbe *p);
+const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayout *R,
+                                 const FlyProbe *p, const FlyNode *at);
+
 /* Atoms (fly_builtins_data.c). */
 struct FlyAtomInfo {
   const char *name;   /* "nv.mma_sync_16x8x16" */
@@ -34,6 +49,9 @@ struct FlyAtomInfo {
   int threads;
   FlyTypeCode inputs[3]; /* operand types accepted (FLY_TYPE_NONE ends) */
   FlyTypeCode acc;
+  /* The TV layouts of operands A, B and C: (thread, value) -> the
+     column-major index in the atom's tile (M,K), (N,K) or (M,N). */
+  const char *tv[3];
 };
 const FlyAtomInfo *fly_atom_find(const char *ns, const char *name, uint32_t len);
 

@@ -10,14 +10,60 @@
 #include <string.h>
 
 #include "fly_builtins.h"
+#include "fly_layout_text.h"
 #include "fly_layout_tv.h"
 
+/* The TV layouts follow the instructions' register layouts: CuTe's
+   SM80_16x8x16/16x8x8 traits for mma.sync; for MFMA, lane l holds A and B
+   at row l % M and depth (l / M) * V + v, and C at column l % N, rows
+   grouped by l / N (the CDNA3 ISA's operand layout). */
 static const FlyAtomInfo atoms[] = {
-    {"nv.mma_sync_16x8x16", "nvidia", 16, 8, 16, 32, {FLY_TYPE_F16, FLY_TYPE_BF16}, FLY_TYPE_F32},
-    {"nv.mma_sync_16x8x8", "nvidia", 16, 8, 8, 32, {FLY_TYPE_F16, FLY_TYPE_BF16}, FLY_TYPE_F32},
-    {"amd.mfma_16x16x16", "amd", 16, 16, 16, 64, {FLY_TYPE_F16, FLY_TYPE_BF16}, FLY_TYPE_F32},
-    {"amd.mfma_32x32x8", "amd", 32, 32, 8, 64, {FLY_TYPE_F16, FLY_TYPE_BF16}, FLY_TYPE_F32},
-    {"amd.mfma_16x16x4", "amd", 16, 16, 4, 64, {FLY_TYPE_F32}, FLY_TYPE_F32},
+    {"nv.mma_sync_16x8x16",
+     "nvidia",
+     16,
+     8,
+     16,
+     32,
+     {FLY_TYPE_F16, FLY_TYPE_BF16},
+     FLY_TYPE_F32,
+     {"((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))",
+      "((4,8),(2,2)):((32,1),(16,8))"}},
+    {"nv.mma_sync_16x8x8",
+     "nvidia",
+     16,
+     8,
+     8,
+     32,
+     {FLY_TYPE_F16, FLY_TYPE_BF16},
+     FLY_TYPE_F32,
+     {"((4,8),(2,2)):((32,1),(16,8))", "((4,8),2):((16,1),8)", "((4,8),(2,2)):((32,1),(16,8))"}},
+    {"amd.mfma_16x16x16",
+     "amd",
+     16,
+     16,
+     16,
+     64,
+     {FLY_TYPE_F16, FLY_TYPE_BF16},
+     FLY_TYPE_F32,
+     {"((16,4),4):((1,64),16)", "((16,4),4):((1,64),16)", "((16,4),4):((16,4),1)"}},
+    {"amd.mfma_32x32x8",
+     "amd",
+     32,
+     32,
+     8,
+     64,
+     {FLY_TYPE_F16, FLY_TYPE_BF16},
+     FLY_TYPE_F32,
+     {"((32,2),4):((1,128),32)", "((32,2),4):((1,128),32)", "((32,2),(4,4)):((32,4),(1,8))"}},
+    {"amd.mfma_16x16x4",
+     "amd",
+     16,
+     16,
+     4,
+     64,
+     {FLY_TYPE_F32},
+     FLY_TYPE_F32,
+     {"((16,4),1):((1,16),0)", "((16,4),1):((1,16),0)", "((16,4),4):((16,4),1)"}},
 };
 
 const FlyAtomInfo *fly_atom_find(const char *ns, const char *name, uint32_t len) {
@@ -60,14 +106,6 @@ const FlyLayout *fly_tensor_static_layout(FlyInterp *I, const FlyTensor *t) {
   FlyTuple *sh = fly_val_to_tuple(I, t->shape, NULL, "a shape");
   FlyTuple *st = sh ? fly_val_to_tuple(I, t->stride, NULL, "a stride") : NULL;
   return st ? fly_layout_make(&I->A, sh, st) : NULL;
-}
-
-static const FlyVal *tensor_of_layout(FlyInterp *I, const FlyVal *like, const FlyLayout *L,
-                                      const FlyNode *at) {
-  if (!L)
-    return fly_err_algebra(I, at);
-  return fly_make_tensor(I, like->tensor.elem, like->tensor.space, fly_tuple_to_val(I, L->shape),
-                         fly_tuple_to_val(I, L->stride));
 }
 
 static const FlyVal *runtime_leaf(FlyInterp *I, const FlyNode *at, const char *why) {
@@ -222,90 +260,139 @@ static const FlyVal *index_tensor(FlyInterp *I, const FlyVal *t, const FlyVal *c
 
 /* ---- divides of tensors ---------------------------------------------------------------- */
 
-/* The tile and rest of one mode cut by one tiler element, structurally. */
-static bool cut_mode(FlyInterp *I, const FlyVal *mode, const FlyTiler *T, const FlyNode *at,
-                     const FlyVal **tile, const FlyVal **rest) {
+/* One mode of a tensor cut by one tiler element: the tile and the rest,
+   each a shape and a stride. */
+typedef struct Cut {
+  const FlyVal *tile, *tile_stride, *rest, *rest_stride;
+} Cut;
+
+static const FlyVal *tiles_of(FlyInterp *I, const FlyVal *s, int64_t n, const FlyNode *at) {
+  if (s->kind == FLY_V_INT)
+    return fly_val_int(&I->A, (s->i + n - 1) / n, NULL);
+  return runtime_leaf(I, at, "the number of tiles of a tensor whose shape is given at launch");
+}
+
+/* n * d for a stride d: static when d is, the same runtime value when n
+   is 1, a new runtime value otherwise. */
+static const FlyVal *scaled_stride(FlyInterp *I, const FlyVal *d, int64_t n, const FlyNode *at) {
+  if (d->kind == FLY_V_INT)
+    return fly_val_int(&I->A, d->i * n, NULL);
+  if (n == 1)
+    return d;
+  return runtime_leaf(I, at, "a stride given at launch, times a number known at compile time");
+}
+
+/* Where the tensor's shape is given at launch the algebra cannot run, but
+   the common cut is exact: a mode that is one integer, cut by a tile n:1,
+   is n:d beside ceil(s/n):(n*d). Anything else is followed structurally,
+   its strides as runtime values. */
+static bool cut_mode(FlyInterp *I, const FlyVal *mode, const FlyVal *stride, const FlyTiler *T,
+                     const FlyNode *at, Cut *c) {
   if (T->kind == FLY_TILER_UNDERSCORE) {
-    *tile = mode;
-    *rest = fly_val_int(&I->A, 1, NULL);
+    *c = (Cut){mode, stride, fly_val_int(&I->A, 1, NULL), fly_val_int(&I->A, 0, NULL)};
     return true;
   }
   if (T->kind == FLY_TILER_SEQ) {
     fly_err(I, at, "a nested tiler needs a tensor whose layout is known at compile time");
     return false;
   }
-  *tile = fly_tuple_to_val(I, T->layout->shape);
-  *rest = runtime_leaf(I, at, "the number of tiles of a tensor whose shape is given at launch");
-  return *tile && *rest;
+  const FlyLayout *tl = T->layout;
+  if (mode->kind != FLY_V_TUPLE && fly_tuple_is_int(tl->shape) && tl->stride->value == 1 &&
+      tl->shape->value > 0) {
+    int64_t n = tl->shape->value;
+    *c = (Cut){fly_val_int(&I->A, n, NULL), stride, tiles_of(I, mode, n, at),
+               scaled_stride(I, stride, n, at)};
+    return c->rest && c->rest_stride;
+  }
+  c->tile = fly_tuple_to_val(I, tl->shape);
+  c->rest = runtime_leaf(I, at, "the number of tiles of a tensor whose shape is given at launch");
+  if (!c->tile || !c->rest)
+    return false;
+  c->tile_stride = runtime_like(I, c->tile, at, "a stride given at launch");
+  c->rest_stride = runtime_like(I, c->rest, at, "a stride given at launch");
+  return c->tile_stride && c->rest_stride;
+}
+
+static const FlyVal *pair_of(FlyInterp *I, const FlyVal *a, const FlyVal *b) {
+  const FlyVal *e[2] = {a, b};
+  return fly_val_tuple(&I->A, 2, e);
 }
 
 static const FlyVal *divide_dynamic(FlyInterp *I, const char *op, const FlyVal *t,
                                     const FlyTiler *T, const FlyNode *at) {
-  const FlyVal *shape = t->tensor.shape;
+  const FlyVal *shape = t->tensor.shape, *stride = t->tensor.stride;
+  int r = shape->n;
   if (T->kind == FLY_TILER_LAYOUT) {
     /* A layout tiler cuts the tensor as one mode: (tile, rest), whichever
        divide it is, as in CuTe. */
-    const FlyVal *pair[2] = {fly_tuple_to_val(I, T->layout->shape),
-                             runtime_leaf(I, at,
-                                          "the number of tiles of a tensor whose shape "
-                                          "is given at launch")};
-    const FlyVal *sh = pair[0] && pair[1] ? fly_val_tuple(&I->A, 2, pair) : NULL;
-    return sh ? fly_make_tensor(I, t->tensor.elem, t->tensor.space, sh,
-                                runtime_like(I, sh, at, "a stride given at launch"))
-              : NULL;
+    Cut c;
+    const FlyVal *mode = r == 1 ? shape->elems[0] : shape;
+    if (!cut_mode(I, mode, r == 1 ? stride->elems[0] : stride, T, at, &c))
+      return NULL;
+    if (r != 1)
+      c.tile_stride = runtime_like(I, c.tile, at, "a stride given at launch");
+    return fly_make_tensor(I, t->tensor.elem, t->tensor.space, pair_of(I, c.tile, c.rest),
+                           pair_of(I, c.tile_stride, c.rest_stride));
   }
-  int r = shape->n;
   int nt = T->kind == FLY_TILER_SEQ ? T->n : 1;
   if (nt > r)
     return fly_err(I, at, "the tiler has %d modes but the tensor only %d", nt, r);
-  const FlyVal **tiles = fly_alloc(&I->A, sizeof *tiles * (size_t)r);
-  const FlyVal **rests = fly_alloc(&I->A, sizeof *rests * (size_t)r);
-  if (!tiles || !rests)
+  Cut *cuts = fly_alloc(&I->A, sizeof *cuts * (size_t)(r ? r : 1));
+  if (!cuts)
     return NULL;
   for (int i = 0; i < nt; i++) {
     const FlyTiler *Ti = T->kind == FLY_TILER_SEQ ? T->elem[i] : T;
-    /* A layout tiler of a tensor of several modes cuts the whole tensor as
-       one mode; followed only for rank 1 here. */
-    const FlyVal *mode = shape->elems[i];
-    if (!cut_mode(I, mode, Ti, at, &tiles[i], &rests[i]))
+    if (!cut_mode(I, shape->elems[i], stride->elems[i], Ti, at, &cuts[i]))
       return NULL;
   }
-  const FlyVal **out = fly_alloc(&I->A, sizeof *out * (size_t)(2 * r + 2));
+  for (int i = nt; i < r; i++)
+    cuts[i] = (Cut){NULL, NULL, shape->elems[i], stride->elems[i]};
+  const FlyVal **osh = fly_alloc(&I->A, sizeof *osh * (size_t)(2 * r + 2));
+  const FlyVal **ost = fly_alloc(&I->A, sizeof *ost * (size_t)(2 * r + 2));
+  if (!osh || !ost)
+    return NULL;
   int n = 0;
   if (strcmp(op, "logical_divide") == 0) {
-    for (int i = 0; i < nt; i++) {
-      const FlyVal *pair[2] = {tiles[i], rests[i]};
-      out[n++] = fly_val_tuple(&I->A, 2, pair);
+    for (int i = 0; i < nt; i++, n++) {
+      osh[n] = pair_of(I, cuts[i].tile, cuts[i].rest);
+      ost[n] = pair_of(I, cuts[i].tile_stride, cuts[i].rest_stride);
     }
-    for (int i = nt; i < r; i++)
-      out[n++] = shape->elems[i];
-  } else if (strcmp(op, "flat_divide") == 0) {
-    for (int i = 0; i < nt; i++)
-      out[n++] = tiles[i];
-    for (int i = 0; i < nt; i++)
-      out[n++] = rests[i];
-    for (int i = nt; i < r; i++)
-      out[n++] = shape->elems[i];
+    for (int i = nt; i < r; i++, n++)
+      osh[n] = cuts[i].rest, ost[n] = cuts[i].rest_stride;
   } else {
-    bool zipped = strcmp(op, "zipped_divide") == 0;
-    out[n++] = fly_val_tuple(&I->A, nt, tiles);
-    const FlyVal **rest = fly_alloc(&I->A, sizeof *rest * (size_t)r);
-    int m = 0;
+    /* The tiles, then the rests: grouped (zipped), the tiles grouped and
+       the rests beside them (tiled), or all flat. */
+    bool zipped = strcmp(op, "zipped_divide") == 0, flat = strcmp(op, "flat_divide") == 0;
+    const FlyVal **tsh = fly_alloc(&I->A, sizeof *tsh * (size_t)(r + 1));
+    const FlyVal **tst = fly_alloc(&I->A, sizeof *tst * (size_t)(r + 1));
+    const FlyVal **rsh = fly_alloc(&I->A, sizeof *rsh * (size_t)(r + 1));
+    const FlyVal **rst = fly_alloc(&I->A, sizeof *rst * (size_t)(r + 1));
+    if (!tsh || !tst || !rsh || !rst)
+      return NULL;
     for (int i = 0; i < nt; i++)
-      rest[m++] = rests[i];
-    for (int i = nt; i < r; i++)
-      rest[m++] = shape->elems[i];
-    if (zipped)
-      out[n++] = fly_val_tuple(&I->A, m, rest);
-    else
-      for (int i = 0; i < m; i++)
-        out[n++] = rest[i];
+      tsh[i] = cuts[i].tile, tst[i] = cuts[i].tile_stride;
+    for (int i = 0; i < r; i++)
+      rsh[i] = cuts[i].rest, rst[i] = cuts[i].rest_stride;
+    if (flat) {
+      for (int i = 0; i < nt; i++, n++)
+        osh[n] = tsh[i], ost[n] = tst[i];
+    } else {
+      osh[n] = fly_val_tuple(&I->A, nt, tsh), ost[n] = fly_val_tuple(&I->A, nt, tst);
+      n++;
+    }
+    if (zipped) {
+      osh[n] = fly_val_tuple(&I->A, r, rsh), ost[n] = fly_val_tuple(&I->A, r, rst);
+      n++;
+    } else {
+      for (int i = 0; i < r; i++, n++)
+        osh[n] = rsh[i], ost[n] = rst[i];
+    }
   }
-  const FlyVal *sh = fly_val_tuple(&I->A, n, out);
-  if (!sh)
-    return NULL;
-  return fly_make_tensor(I, t->tensor.elem, t->tensor.space, sh,
-                         runtime_like(I, sh, at, "a stride given at launch"));
+  for (int i = 0; i < n; i++)
+    if (!osh[i] || !ost[i])
+      return NULL;
+  return fly_make_tensor(I, t->tensor.elem, t->tensor.space, fly_val_tuple(&I->A, n, osh),
+                         fly_val_tuple(&I->A, n, ost));
 }
 
 const FlyVal *fly_tensor_divide(FlyInterp *I, const char *op, const FlyArgs *a);
@@ -318,14 +405,23 @@ const FlyVal *fly_tensor_divide(FlyInterp *I, const char *op, const FlyArgs *a) 
   FlyTiler *T = fly_val_to_tiler(I, a->v[1], a->node[1]);
   if (!T)
     return NULL;
-  const FlyLayout *L = fly_tensor_static_layout(I, &t->tensor);
-  if (!L)
-    return fly_emit_value(I, divide_dynamic(I, op, t, T, a->call), op, 2, a->v, a->call);
-  FlyLayout *R = strcmp(op, "logical_divide") == 0  ? fly_layout_logical_divide(&I->A, L, T)
-                 : strcmp(op, "zipped_divide") == 0 ? fly_layout_zipped_divide(&I->A, L, T)
-                 : strcmp(op, "tiled_divide") == 0  ? fly_layout_tiled_divide(&I->A, L, T)
-                                                    : fly_layout_flat_divide(&I->A, L, T);
-  return fly_emit_value(I, tensor_of_layout(I, t, R, a->call), op, 2, a->v, a->call);
+  FlyProbe p;
+  const FlyLayout *L = fly_tensor_probe(I, &t->tensor, &p);
+  FlyLayout *R = !L                                  ? NULL
+                 : strcmp(op, "logical_divide") == 0 ? fly_layout_logical_divide(&I->A, L, T)
+                 : strcmp(op, "zipped_divide") == 0  ? fly_layout_zipped_divide(&I->A, L, T)
+                 : strcmp(op, "tiled_divide") == 0   ? fly_layout_tiled_divide(&I->A, L, T)
+                                                     : fly_layout_flat_divide(&I->A, L, T);
+  const FlyVal *v;
+  if (R)
+    v = fly_tensor_unprobe(I, t, R, &p, a->call);
+  else if (L && !p.n)
+    v = fly_err_algebra(I, a->call);
+  else {
+    fly_algebra_clear_error(&I->A);
+    v = divide_dynamic(I, op, t, T, a->call);
+  }
+  return fly_emit_value(I, v, op, 2, a->v, a->call);
 }
 
 /* ---- queries ---------------------------------------------------------------------------- */
@@ -677,7 +773,8 @@ static const FlyVal *copy_partition(FlyInterp *I, const FlyArgs *a, const char *
   int64_t threads;
   if (!fly_tuple_product(&I->A, tv->tv->shape->elem[0], &threads))
     return fly_err_algebra(I, a->call);
-  const FlyLayout *L = fly_tensor_static_layout(I, &t->tensor);
+  FlyProbe p;
+  const FlyLayout *L = fly_tensor_probe(I, &t->tensor, &p);
   if (L) {
     /* As CuTe's partition: the tensor in tiles, each tile through the TV
        layout, then this thread's values and every tile. */
@@ -688,7 +785,11 @@ static const FlyVal *copy_partition(FlyInterp *I, const FlyArgs *a, const char *
     FlyLayout *vals = tvl ? fly_layout_get(&I->A, tvl, 1) : NULL;
     FlyLayout *rest = vals ? fly_layout_get(&I->A, Z, 1) : NULL;
     FlyLayout *R = rest ? fly_layout_prepend(&I->A, rest, vals) : NULL;
-    return tensor_of_layout(I, t, R, a->call);
+    if (R)
+      return fly_tensor_unprobe(I, t, R, &p, a->call);
+    if (!p.n)
+      return fly_err_algebra(I, a->call);
+    fly_algebra_clear_error(&I->A);
   }
   const FlyVal *sh = partition_shape(I, t, tv->tile, threads, a->call);
   if (!sh)
@@ -704,21 +805,119 @@ static const FlyVal *b_partition_D(FlyInterp *I, const FlyArgs *a) {
   return fly_emit_value(I, copy_partition(I, a, "partition_D"), "partition_D", 2, a->v, a->call);
 }
 
-/* The tile of a tiled MMA for operand A, B or C: (M, K), (N, K) or (M, N). */
-static FlyTuple *mma_tile(FlyInterp *I, const FlyObject *mma, char operand) {
-  const FlyAtomInfo *atom = mma->base->object.atom;
-  int64_t wm = 1, wn = 1;
+/* The warps of a tiled MMA along M and N. */
+static void mma_warps(FlyInterp *I, const FlyObject *mma, int64_t *wm, int64_t *wn) {
   const FlyTuple *shape = mma->layout->shape;
+  *wm = *wn = 1;
   if (shape->kind == FLY_TUPLE_SEQ) {
-    fly_tuple_product(&I->A, shape->elem[0], &wm);
+    fly_tuple_product(&I->A, shape->elem[0], wm);
     if (shape->n > 1)
-      fly_tuple_product(&I->A, shape->elem[1], &wn);
+      fly_tuple_product(&I->A, shape->elem[1], wn);
   } else {
-    wm = shape->value;
+    *wm = shape->value;
   }
-  int64_t m = atom->m * wm, n = atom->n * wn, k = atom->k;
-  int64_t x = operand == 'B' ? n : m, y = operand == 'C' ? n : k;
-  return fly_tuple_pair(&I->A, fly_tuple_int(&I->A, x), fly_tuple_int(&I->A, y));
+}
+
+static FlyTiler *tiler2(FlyInterp *I, int64_t a, int64_t b) {
+  FlyTiler *e[2] = {fly_tiler_layout(&I->A, fly_layout_make(&I->A, fly_tuple_int(&I->A, a),
+                                                            fly_tuple_int(&I->A, 1))),
+                    fly_tiler_layout(&I->A, fly_layout_make(&I->A, fly_tuple_int(&I->A, b),
+                                                            fly_tuple_int(&I->A, 1)))};
+  return fly_tiler_seq(&I->A, 2, e);
+}
+
+/* One thread's values of operand A, B or C of a tiled MMA in a tensor of
+   layout L, as CuTe's thrfrg_A/B/C and a thread's slice: L in the atom's
+   tiles (rows R by columns C), each tile through the atom's TV layout, the
+   tiles dealt out to the warps; the result is (the atom's values, tiles
+   along R, tiles along C), whichever thread it is. */
+static FlyLayout *mma_values(FlyInterp *I, const FlyLayout *L, const FlyObject *mma, char operand) {
+  const FlyAtomInfo *atom = mma->base->object.atom;
+  int64_t wm, wn;
+  mma_warps(I, mma, &wm, &wn);
+  int64_t rows = operand == 'B' ? atom->n : atom->m, cols = operand == 'C' ? atom->n : atom->k;
+  int64_t wr = operand == 'B' ? wn : wm, wc = operand == 'C' ? wn : 1;
+  const char *text = atom->tv[operand - 'A'];
+  FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
+  FlyTiler *T = tv ? tiler2(I, rows, cols) : NULL;
+  FlyLayout *Z = T ? fly_layout_zipped_divide(&I->A, L, T) : NULL;
+  FlyLayout *tile = Z ? fly_layout_get(&I->A, Z, 0) : NULL;
+  FlyLayout *tvl = tile ? fly_layout_composition(&I->A, tile, tv) : NULL;
+  FlyLayout *vals = tvl ? fly_layout_get(&I->A, tvl, 1) : NULL;
+  FlyTiler *W = vals ? tiler2(I, wr, wc) : NULL;
+  FlyLayout *rest = W ? fly_layout_get(&I->A, Z, 1) : NULL;
+  FlyLayout *Zw = rest ? fly_layout_zipped_divide(&I->A, rest, W) : NULL;
+  FlyLayout *tiles = Zw ? fly_layout_get(&I->A, Zw, 1) : NULL;
+  return tiles ? fly_layout_prepend(&I->A, tiles, vals) : NULL;
+}
+
+/* The shape of mma_values for a tensor of the given shape, where it is
+   only known in part: the atom's values, then a tile count per mode. */
+static const FlyVal *mma_values_shape(FlyInterp *I, const FlyVal *t, const FlyObject *mma,
+                                      char operand, const FlyNode *at) {
+  const FlyAtomInfo *atom = mma->base->object.atom;
+  int64_t wm, wn;
+  mma_warps(I, mma, &wm, &wn);
+  int64_t rows = operand == 'B' ? atom->n : atom->m, cols = operand == 'C' ? atom->n : atom->k;
+  int64_t wr = operand == 'B' ? wn : wm, wc = operand == 'C' ? wn : 1;
+  int64_t step[2] = {rows * wr, cols * wc};
+  const char *text = atom->tv[operand - 'A'];
+  FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
+  FlyLayout *vals = tv ? fly_layout_get(&I->A, tv, 1) : NULL;
+  if (!vals)
+    return fly_err_algebra(I, at);
+  int r = tensor_rank(t);
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(r + 1));
+  if (!e)
+    return NULL;
+  e[0] = fly_tuple_to_val(I, vals->shape);
+  for (int i = 0; i < r; i++) {
+    const FlyVal *mode = t->tensor.shape->elems[i];
+    if (i >= 2)
+      e[i + 1] = mode;
+    else if (all_static(mode)) {
+      const FlyVal *n = shape_size(I, mode, at);
+      if (!n)
+        return NULL;
+      e[i + 1] = fly_val_int(&I->A, n->i / step[i], NULL);
+    } else
+      e[i + 1] =
+          runtime_leaf(I, at, "the number of tiles of a tensor whose shape is given at launch");
+  }
+  return fly_val_tuple(&I->A, r + 1, e);
+}
+
+/* Every mode the MMA tiles must be a whole number of its tiles. */
+static bool mma_fits(FlyInterp *I, const FlyVal *t, const FlyObject *mma, char operand,
+                     const FlyNode *at) {
+  const FlyAtomInfo *atom = mma->base->object.atom;
+  int64_t wm, wn;
+  mma_warps(I, mma, &wm, &wn);
+  int64_t rows = operand == 'B' ? atom->n : atom->m, cols = operand == 'C' ? atom->n : atom->k;
+  int64_t wr = operand == 'B' ? wn : wm, wc = operand == 'C' ? wn : 1;
+  int64_t step[2] = {rows * wr, cols * wc};
+  const char *dims = operand == 'A' ? "MK" : operand == 'B' ? "NK" : "MN";
+  if (tensor_rank(t) < 2) {
+    fly_err(I, at, "operand %c of an MMA is a tensor of two modes (%c, %c), not of %d", operand,
+            dims[0], dims[1], tensor_rank(t));
+    return false;
+  }
+  for (int i = 0; i < 2; i++) {
+    const FlyVal *mode = t->tensor.shape->elems[i];
+    if (!all_static(mode))
+      continue;
+    const FlyVal *n = shape_size(I, mode, at);
+    if (!n)
+      return false;
+    if (n->i % step[i] != 0) {
+      fly_err(I, at,
+              "mode %c of operand %c has %" PRId64 " elements, not a whole number of the MMA's "
+              "tiles of %" PRId64,
+              dims[i], operand, n->i, step[i]);
+      return false;
+    }
+  }
+  return true;
 }
 
 static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand, bool fragment) {
@@ -734,8 +933,16 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
   if (!fragment && !fly_type_equal(t->tensor.elem, want) && operand != 'C')
     return fly_err(I, a->node[1], "the MMA multiplies %s, but this tensor holds %s",
                    fly_type_str(&I->A, want), fly_type_str(&I->A, t->tensor.elem));
-  FlyTuple *tile = mma_tile(I, mma, operand);
-  const FlyVal *sh = tile ? partition_shape(I, t, tile, mma_threads(I, mma), a->call) : NULL;
+  if (!mma_fits(I, t, mma, operand, a->call))
+    return NULL;
+  FlyProbe p;
+  const FlyLayout *L = fly_tensor_probe(I, &t->tensor, &p);
+  FlyLayout *R = L ? mma_values(I, L, mma, operand) : NULL;
+  if (L && !R && !p.n)
+    return fly_err_algebra(I, a->call);
+  fly_algebra_clear_error(&I->A);
+  const FlyVal *sh =
+      R ? fly_tuple_to_val(I, R->shape) : mma_values_shape(I, t, mma, operand, a->call);
   if (!sh)
     return NULL;
   if (fragment) {
@@ -743,12 +950,14 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
     if (!all_static(sh))
       return fly_err(I, a->node[1], "%s needs a tensor whose shape is known at compile time", fn);
     FlyTuple *s = fly_val_to_tuple(I, sh, a->call, "a shape");
-    FlyLayout *L = s ? fly_layout_col_major(&I->A, s) : NULL;
-    if (!L)
+    FlyLayout *F = s ? fly_layout_col_major(&I->A, s) : NULL;
+    if (!F)
       return fly_err_algebra(I, a->call);
     return fly_make_tensor(I, operand == 'C' ? atom->acc : atom->elem, FLY_SPACE_REGISTER,
-                           fly_tuple_to_val(I, L->shape), fly_tuple_to_val(I, L->stride));
+                           fly_tuple_to_val(I, F->shape), fly_tuple_to_val(I, F->stride));
   }
+  if (R)
+    return fly_tensor_unprobe(I, t, R, &p, a->call);
   return fly_make_tensor(I, t->tensor.elem, t->tensor.space, sh,
                          runtime_like(I, sh, a->call, "a stride chosen by the MMA's partition"));
 }

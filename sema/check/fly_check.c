@@ -183,8 +183,10 @@ static const FlyVal *runtime_param(FlyInterp *I, FlyScope *s, const FlyNode *p,
     }
     snprintf(why, 200, "the layout of '%s', given when kernel '%s' is launched", p->str,
              kernel->str);
+    /* tensor<T> is a contiguous vector: its length is given at launch,
+       its stride is 1, so accesses can be vectorised. */
     const FlyVal *shape = t->shape ? t->shape : fly_val_dynamic();
-    const FlyVal *stride = t->stride ? t->stride : fly_val_dynamic();
+    const FlyVal *stride = t->stride ? t->stride : fly_val_int(&I->A, 1, NULL);
     FlyOrigin o = {p, why};
     const FlyVal *sh = fly_map_leaves(I, shape, fly_leaf_runtime_if_dynamic, &o);
     const FlyVal *st = sh ? fly_map_leaves(I, stride, fly_leaf_runtime_if_dynamic, &o) : NULL;
