@@ -101,7 +101,9 @@ irdl.dialect @fly {
     irdl.results(result: %c0)
   }
   irdl.operation @get_leaf {
-    %c0 = irdl.base @fly::@memref
+    %m = irdl.base @fly::@memref
+    %t = irdl.base @fly::@int_tuple
+    %c0 = irdl.any_of(%m, %t)
     %c1 = irdl.is i32
     %c2 = irdl.base "#builtin.string"
     %c3 = irdl.base "#builtin.integer"

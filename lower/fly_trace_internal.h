@@ -45,6 +45,8 @@ void fly_trace_put_type(struct FlyStrBuf *sb, const FlyType *ty);
 MlirType fly_trace_type(FlyTrace *t, const FlyType *ty);
 /* A tensor's !fly.memref type, from its element, memory and layout. */
 MlirType fly_trace_tensor_type(FlyTrace *t, const FlyVal *tensor);
+/* A tuple's text: integers, `_`, and `?` for runtime leaves. */
+void fly_trace_put_tuple(struct FlyStrBuf *sb, const FlyVal *v);
 /* The canonical layout text of a tensor, `?` for runtime leaves. */
 char *fly_trace_layout_text(FlyTrace *t, const FlyVal *shape, const FlyVal *stride);
 /* The handle of v as a value of type ty: a runtime value's own handle, or
@@ -61,6 +63,13 @@ bool fly_trace_error(FlyTrace *t, const FlyNode *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The runtime leaves of v in order (tuples walked depth first). */
 int fly_trace_runtime_leaves(const FlyVal *v, const FlyVal **out, int cap);
+
+/* ---- fly_trace_coords.c ------------------------------------------------------------------ */
+
+/* crd2idx(coord, L) and idx2crd(index, shape) with runtime coordinates or
+   indices: fly.crd2idx and fly.idx2crd on int tuples and a static layout. */
+bool fly_trace_crd2idx(FlyTrace *t, FlyVal *result, const FlyVal *const *args, const FlyNode *at);
+bool fly_trace_idx2crd(FlyTrace *t, FlyVal *result, const FlyVal *const *args, const FlyNode *at);
 
 /* ---- fly_trace_ops.c --------------------------------------------------------------------- */
 

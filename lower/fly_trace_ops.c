@@ -334,24 +334,6 @@ static bool tensor_result(Op *o, const char *name, int n, const MlirValue *v, in
   return set_result(o, r);
 }
 
-static void put_coord(FlyStrBuf *sb, const FlyVal *c) {
-  if (c->kind == FLY_V_TUPLE) {
-    fly_sb_putc(sb, '(');
-    for (int i = 0; i < c->n; i++) {
-      if (i)
-        fly_sb_putc(sb, ',');
-      put_coord(sb, c->elems[i]);
-    }
-    fly_sb_putc(sb, ')');
-  } else if (c->kind == FLY_V_INT) {
-    fly_sb_int(sb, c->i);
-  } else if (c->kind == FLY_V_UNDERSCORE) {
-    fly_sb_putc(sb, '_');
-  } else {
-    fly_sb_putc(sb, '?');
-  }
-}
-
 static bool slice(Op *o) {
   FlyTrace *t = o->t;
   const FlyVal *leaves[FLY_MAX_MODES * 2];
@@ -363,7 +345,7 @@ static bool slice(Op *o) {
       return false;
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);
-  put_coord(&sb, o->args[1]);
+  fly_trace_put_tuple(&sb, o->args[1]);
   MlirNamedAttribute a = fly_mlir_named(t->m, "coord", fly_mlir_str_attr(t->m, fly_sb_finish(&sb)));
   return tensor_result(o, "fly.slice", 1 + n, v, 1, &a);
 }
@@ -520,6 +502,10 @@ bool fly_trace_value_op(void *ctx, FlyVal *result, const char *op, int n, const 
   }
   if (strcmp(op, "gemm") == 0)
     return gemm(&o);
+  if (strcmp(op, "crd2idx") == 0)
+    return fly_trace_crd2idx(t, result, args, at);
+  if (strcmp(op, "idx2crd") == 0)
+    return fly_trace_idx2crd(t, result, args, at);
   return math(&o, op);
 }
 

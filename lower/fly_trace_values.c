@@ -74,13 +74,13 @@ void fly_trace_put_type(FlyStrBuf *sb, const FlyType *ty) {
   }
 }
 
-static void put_leaves(FlyStrBuf *sb, const FlyVal *v) {
+void fly_trace_put_tuple(FlyStrBuf *sb, const FlyVal *v) {
   if (v->kind == FLY_V_TUPLE) {
     fly_sb_putc(sb, '(');
     for (int i = 0; i < v->n; i++) {
       if (i)
         fly_sb_putc(sb, ',');
-      put_leaves(sb, v->elems[i]);
+      fly_trace_put_tuple(sb, v->elems[i]);
     }
     fly_sb_putc(sb, ')');
   } else if (v->kind == FLY_V_INT) {
@@ -95,9 +95,9 @@ static void put_leaves(FlyStrBuf *sb, const FlyVal *v) {
 char *fly_trace_layout_text(FlyTrace *t, const FlyVal *shape, const FlyVal *stride) {
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);
-  put_leaves(&sb, shape);
+  fly_trace_put_tuple(&sb, shape);
   fly_sb_putc(&sb, ':');
-  put_leaves(&sb, stride);
+  fly_trace_put_tuple(&sb, stride);
   return fly_sb_finish(&sb);
 }
 

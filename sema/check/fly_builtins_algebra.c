@@ -197,7 +197,48 @@ static const FlyVal *b_flatten(FlyInterp *I, const FlyArgs *a) {
 
 /* ---- coordinates -------------------------------------------------------------------- */
 
+/* A coordinate with runtime leaves against a static shape: a leaf (static
+   or runtime) stands for a whole sub-shape, as in CuTe; a tuple must have
+   the sub-shape's rank. Runtime leaves are integers. */
+static bool runtime_coord_fits(FlyInterp *I, const FlyVal *c, const FlyTuple *shape,
+                               const FlyNode *at) {
+  if (c->kind == FLY_V_RUNTIME) {
+    if (fly_type_is_int(c->type))
+      return true;
+    fly_err(I, at, "a coordinate's leaves are integers, not %s", fly_type_str(&I->A, c->type));
+    return false;
+  }
+  if (c->kind == FLY_V_INT)
+    return true;
+  if (c->kind != FLY_V_TUPLE) {
+    fly_err(I, at, "a coordinate is an integer or a tuple of them, not %s",
+            fly_val_describe(&I->A, c));
+    return false;
+  }
+  if (!fly_tuple_is_seq(shape) || shape->n != c->n) {
+    fly_err(I, at, "the coordinate %s does not fit the shape %s", fly_val_str_canonical(&I->A, c),
+            fly_tuple_str(&I->A, shape));
+    return false;
+  }
+  for (int i = 0; i < c->n; i++)
+    if (!runtime_coord_fits(I, c->elems[i], shape->elem[i], at))
+      return false;
+  return true;
+}
+
+static const FlyVal *runtime_i32(FlyInterp *I, const FlyNode *at, const char *why) {
+  FlyOrigin o = {at, why};
+  return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
+}
+
 static const FlyVal *b_crd2idx(FlyInterp *I, const FlyArgs *a) {
+  if (!fly_val_is_static(a->v[0]) && a->v[1]->kind == FLY_V_LAYOUT) {
+    /* A runtime coordinate in a static layout: computed on the GPU. */
+    if (!runtime_coord_fits(I, a->v[0], a->v[1]->layout->shape, a->node[0]))
+      return NULL;
+    return fly_emit_value(I, runtime_i32(I, a->node[0], "a runtime coordinate"), "crd2idx", 2, a->v,
+                          a->call);
+  }
   FlyTuple *c = T_arg(I, a, 0, "a coordinate");
   const FlyLayout *L = c ? L_arg(I, a, 1) : NULL;
   int64_t idx;
@@ -215,14 +256,43 @@ static bool positive_leaves(const FlyTuple *t) {
   return true;
 }
 
-static const FlyVal *b_idx2crd(FlyInterp *I, const FlyArgs *a) {
-  int64_t idx;
-  if (!fly_arg_int(I, a, 0, "an index", &idx))
+/* The coordinate of a runtime index: a tuple like the shape with runtime
+   leaves, computed on the GPU. */
+static const FlyVal *coord_like(FlyInterp *I, const FlyTuple *shape, const FlyNode *at) {
+  if (fly_tuple_is_int(shape))
+    return runtime_i32(I, at, "the coordinate of a runtime index");
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(shape->n ? shape->n : 1));
+  if (!e)
     return NULL;
+  for (int i = 0; i < shape->n; i++)
+    if (!(e[i] = coord_like(I, shape->elem[i], at)))
+      return NULL;
+  return fly_val_tuple(&I->A, shape->n, e);
+}
+
+static const FlyVal *b_idx2crd(FlyInterp *I, const FlyArgs *a) {
   FlyTuple *shape;
   if (a->v[1]->kind == FLY_V_LAYOUT)
     shape = a->v[1]->layout->shape;
   else if (!(shape = T_arg(I, a, 1, "a shape")))
+    return NULL;
+  const FlyVal *x = a->v[0];
+  if (x->kind == FLY_V_RUNTIME && fly_type_is_int(x->type)) {
+    if (!positive_leaves(shape))
+      return fly_err(I, a->node[1], "the extents of a shape must be positive, not %s",
+                     fly_tuple_str(&I->A, shape));
+    /* The emitter gets the index and the shape's column-major layout, the
+       order in which idx2crd reads an index. */
+    FlyLayout *L = fly_layout_col_major(&I->A, shape);
+    const FlyVal *args[2] = {x, L ? fly_val_layout(&I->A, L) : NULL};
+    if (!args[1])
+      return fly_err_algebra(I, a->call);
+    return fly_emit_value(I, coord_like(I, shape, a->node[0]), "idx2crd", 2, args, a->call);
+  }
+  if (x->kind == FLY_V_RUNTIME)
+    return fly_err(I, a->node[0], "an index is an integer, not %s", fly_type_str(&I->A, x->type));
+  int64_t idx;
+  if (!fly_arg_int(I, a, 0, "an index", &idx))
     return NULL;
   if (idx < 0)
     return fly_err(I, a->node[0], "an index must not be negative");
