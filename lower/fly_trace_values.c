@@ -114,6 +114,10 @@ MlirType fly_trace_tensor_type(FlyTrace *t, const FlyVal *tensor) {
   fly_sb_puts(&sb, ", \"");
   fly_sb_puts(&sb, space_name(x->space));
   fly_sb_puts(&sb, "\", \"");
+  if (x->swizzled) {
+    fly_sb_puts(&sb, fly_swizzle_str(&t->A, x->swizzle));
+    fly_sb_puts(&sb, " o ");
+  }
   fly_sb_puts(&sb, fly_trace_layout_text(t, x->shape, x->stride));
   fly_sb_puts(&sb, "\">");
   char *s = fly_sb_finish(&sb);

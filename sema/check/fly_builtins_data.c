@@ -98,6 +98,16 @@ const FlyVal *fly_make_tensor(FlyInterp *I, const FlyType *elem, FlySpace space,
   return v;
 }
 
+const FlyVal *fly_tensor_like(FlyInterp *I, const FlyVal *like, const FlyVal *shape,
+                              const FlyVal *stride) {
+  FlyVal *v = (FlyVal *)fly_make_tensor(I, like->tensor.elem, like->tensor.space, shape, stride);
+  if (v) {
+    v->tensor.swizzled = like->tensor.swizzled;
+    v->tensor.swizzle = like->tensor.swizzle;
+  }
+  return v;
+}
+
 static bool all_static(const FlyVal *v) { return fly_val_is_static(v); }
 
 const FlyLayout *fly_tensor_static_layout(FlyInterp *I, const FlyTensor *t) {
@@ -331,7 +341,7 @@ static const FlyVal *divide_dynamic(FlyInterp *I, const char *op, const FlyVal *
       return NULL;
     if (r != 1)
       c.tile_stride = runtime_like(I, c.tile, at, "a stride given at launch");
-    return fly_make_tensor(I, t->tensor.elem, t->tensor.space, pair_of(I, c.tile, c.rest),
+    return fly_tensor_like(I, t, pair_of(I, c.tile, c.rest),
                            pair_of(I, c.tile_stride, c.rest_stride));
   }
   int nt = T->kind == FLY_TILER_SEQ ? T->n : 1;
@@ -391,8 +401,7 @@ static const FlyVal *divide_dynamic(FlyInterp *I, const char *op, const FlyVal *
   for (int i = 0; i < n; i++)
     if (!osh[i] || !ost[i])
       return NULL;
-  return fly_make_tensor(I, t->tensor.elem, t->tensor.space, fly_val_tuple(&I->A, n, osh),
-                         fly_val_tuple(&I->A, n, ost));
+  return fly_tensor_like(I, t, fly_val_tuple(&I->A, n, osh), fly_val_tuple(&I->A, n, ost));
 }
 
 const FlyVal *fly_tensor_divide(FlyInterp *I, const char *op, const FlyArgs *a);
@@ -794,8 +803,7 @@ static const FlyVal *copy_partition(FlyInterp *I, const FlyArgs *a, const char *
   const FlyVal *sh = partition_shape(I, t, tv->tile, threads, a->call);
   if (!sh)
     return NULL;
-  return fly_make_tensor(I, t->tensor.elem, t->tensor.space, sh,
-                         runtime_like(I, sh, a->call, "a stride given at launch"));
+  return fly_tensor_like(I, t, sh, runtime_like(I, sh, a->call, "a stride given at launch"));
 }
 
 static const FlyVal *b_partition_S(FlyInterp *I, const FlyArgs *a) {
@@ -958,7 +966,7 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
   }
   if (R)
     return fly_tensor_unprobe(I, t, R, &p, a->call);
-  return fly_make_tensor(I, t->tensor.elem, t->tensor.space, sh,
+  return fly_tensor_like(I, t, sh,
                          runtime_like(I, sh, a->call, "a stride chosen by the MMA's partition"));
 }
 

@@ -232,6 +232,9 @@ const FlyVal *fly_index_tensor(FlyInterp *I, const FlyVal *t, int n, const FlyVa
 const FlyLayout *fly_tensor_static_layout(FlyInterp *I, const FlyTensor *t);
 const FlyVal *fly_make_tensor(FlyInterp *I, const FlyType *elem, FlySpace space,
                               const FlyVal *shape, const FlyVal *stride);
+/* A tensor cut from `like`: its element type, memory and swizzle. */
+const FlyVal *fly_tensor_like(FlyInterp *I, const FlyVal *like, const FlyVal *shape,
+                              const FlyVal *stride);
 
 /* Values as algebra inputs; each reports its own error at `at`. */
 FlyTuple *fly_val_to_tuple(FlyInterp *I, const FlyVal *v, const FlyNode *at, const char *what);

@@ -459,6 +459,7 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
   if (a->nnamed)
     return fly_err(I, a->named[0], "%s<T>(...) takes no named arguments", ctor);
   const FlyLayout *L = NULL;
+  const FlyComposed *swizzled = NULL;
   if (a->n == 0 && t->shape && fly_val_is_int_tuple(t->shape) && t->stride &&
       fly_val_is_int_tuple(t->stride)) {
     FlyTuple *sh = fly_val_to_tuple(I, t->shape, a->call, "a shape");
@@ -470,7 +471,20 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
       return fly_err_not_static(I, a->node[0], v, "the layout of a shared or register tile");
     if (v->kind == FLY_V_LAYOUT)
       L = v->layout;
-    else if (fly_val_is_int_tuple(v)) {
+    else if (v->kind == FLY_V_COMPOSED && t->space == FLY_SPACE_SHARED) {
+      /* A swizzled tile: the swizzle applies to offsets from the tile's
+         base, so the composed layout's own offset must be 0. */
+      swizzled = v->composed;
+      if (swizzled->offset != 0)
+        return fly_err(I, a->node[0],
+                       "a swizzled shared tile starts at offset 0 of its swizzle, not %" PRId64,
+                       swizzled->offset);
+      L = swizzled->layout;
+    } else if (v->kind == FLY_V_COMPOSED) {
+      return fly_err(I, a->node[0],
+                     "a register fragment cannot be swizzled; swizzles are for shared tiles "
+                     "(smem<T>(...))");
+    } else if (fly_val_is_int_tuple(v)) {
       FlyTuple *sh = fly_val_to_tuple(I, v, a->node[0], "a shape");
       L = sh ? fly_layout_col_major(&I->A, sh) : NULL;
     } else
@@ -485,10 +499,13 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
   int64_t size;
   if (!fly_layout_size(&I->A, L, &size))
     return fly_err_algebra(I, a->call);
-  return fly_emit_value(I,
-                        fly_make_tensor(I, t->elem, t->space, fly_tuple_to_val(I, L->shape),
-                                        fly_tuple_to_val(I, L->stride)),
-                        ctor, 0, NULL, a->call);
+  FlyVal *tile = (FlyVal *)fly_make_tensor(I, t->elem, t->space, fly_tuple_to_val(I, L->shape),
+                                           fly_tuple_to_val(I, L->stride));
+  if (tile && swizzled) {
+    tile->tensor.swizzled = true;
+    tile->tensor.swizzle = swizzled->swizzle;
+  }
+  return fly_emit_value(I, tile, ctor, 0, NULL, a->call);
 }
 
 const FlyVal *fly_construct(FlyInterp *I, const FlyType *t, const FlyArgs *a) {

@@ -116,5 +116,5 @@ const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayo
     FlyOrigin o = {at, "a stride given at launch"};
     stride = fly_map_leaves(I, shape, fly_leaf_runtime, &o);
   }
-  return fly_make_tensor(I, like->tensor.elem, like->tensor.space, shape, stride);
+  return fly_tensor_like(I, like, shape, stride);
 }

@@ -652,6 +652,10 @@ static void put_val(FlyStrBuf *sb, const FlyVal *v) {
     fly_sb_putc(sb, '<');
     put_type(sb, v->tensor.elem);
     fly_sb_puts(sb, ", ");
+    if (v->tensor.swizzled) {
+      fly_sb_puts(sb, fly_swizzle_str(sb->A, v->tensor.swizzle));
+      fly_sb_puts(sb, " o ");
+    }
     put_layout_pattern(sb, v->tensor.shape, v->tensor.stride);
     fly_sb_putc(sb, '>');
     return;

@@ -82,6 +82,12 @@ typedef struct FlyTensor {
   FlySpace space;
   const FlyVal *shape, *stride; /* congruent tuples; leaves INT or RUNTIME */
   int align;
+  /* A swizzled shared tile: element c is at swizzle(o + L(c)), o being the
+     offset of the tensor's start from the tile's base (which the compiler
+     aligns to the swizzle's period). Tensors cut from it keep the swizzle,
+     as CuTe's swizzled shared-memory pointers do. */
+  bool swizzled;
+  FlySwizzle swizzle;
 } FlyTensor;
 
 typedef enum FlyObjectKind {
