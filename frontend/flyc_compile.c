@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fly_trace.h"
@@ -50,6 +51,18 @@ static bool open_output(Output *out, const char *path) {
   out->f = stdout;
   if (!out->path)
     return true;
+  /* A device or a pipe (-o /dev/null) is written directly: renaming over
+     it would replace it. */
+  struct stat st;
+  if (stat(out->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    out->f = fopen(out->path, "wb");
+    if (!out->f) {
+      fprintf(stderr, "flyc compile: error: cannot write '%s': ", out->path);
+      perror(NULL);
+      return false;
+    }
+    return true;
+  }
   size_t n = strlen(out->path) + 32;
   out->tmp = malloc(n);
   if (!out->tmp)
@@ -70,6 +83,8 @@ static bool close_output(Output *out, bool ok) {
   if (!out->path)
     return fflush(stdout) == 0 && ok;
   ok = fclose(out->f) == 0 && ok;
+  if (!out->tmp)
+    return ok;
   if (ok && rename(out->tmp, out->path) != 0) {
     fprintf(stderr, "flyc compile: error: cannot write '%s': ", out->path);
     perror(NULL);
