@@ -10,14 +10,21 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
-static MlirValue tuple_op(FlyTrace *t, const char *text, int n, const MlirValue *dyn) {
+/* The type `!fly.KIND<"TEXT">`. */
+static MlirType text_type(FlyTrace *t, const char *kind, const char *text) {
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);
-  fly_sb_puts(&sb, "!fly.int_tuple<\"");
+  fly_sb_puts(&sb, "!fly.");
+  fly_sb_puts(&sb, kind);
+  fly_sb_puts(&sb, "<\"");
   fly_sb_puts(&sb, text);
   fly_sb_puts(&sb, "\">");
   char *type = fly_sb_finish(&sb);
-  MlirType ty = type ? fly_mlir_type(t->m, type) : (MlirType){NULL};
+  return type ? fly_mlir_type(t->m, type) : (MlirType){NULL};
+}
+
+static MlirValue tuple_op(FlyTrace *t, const char *text, int n, const MlirValue *dyn) {
+  MlirType ty = text_type(t, "int_tuple", text);
   if (mlirTypeIsNull(ty))
     return (MlirValue){NULL};
   MlirNamedAttribute value = fly_mlir_named(t->m, "value", fly_mlir_str_attr(t->m, text));
@@ -49,13 +56,7 @@ static MlirValue layout_value(FlyTrace *t, const FlyLayout *L) {
   MlirValue v[2] = {tuple_op(t, shape, 0, NULL), tuple_op(t, stride, 0, NULL)};
   if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
     return (MlirValue){NULL};
-  FlyStrBuf sb;
-  fly_sb_init(&sb, &t->A);
-  fly_sb_puts(&sb, "!fly.layout<\"");
-  fly_sb_puts(&sb, text);
-  fly_sb_puts(&sb, "\">");
-  char *type = fly_sb_finish(&sb);
-  MlirType ty = type ? fly_mlir_type(t->m, type) : (MlirType){NULL};
+  MlirType ty = text_type(t, "layout", text);
   if (mlirTypeIsNull(ty))
     return (MlirValue){NULL};
   return fly_mlir_op1(t->m, t->ip, t->loc, "fly.make_layout", ty, 2, v, 0, NULL);
@@ -98,11 +99,9 @@ bool fly_trace_idx2crd(FlyTrace *t, FlyVal *result, const FlyVal *const *args, c
     return fly_trace_error(t, at, "internal error: the operands of idx2crd could not be built");
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);
-  fly_sb_puts(&sb, "!fly.int_tuple<\"");
   fly_trace_put_tuple(&sb, result);
-  fly_sb_puts(&sb, "\">");
-  char *type = fly_sb_finish(&sb);
-  MlirType ty = type ? fly_mlir_type(t->m, type) : (MlirType){NULL};
+  char *text = fly_sb_finish(&sb);
+  MlirType ty = text ? text_type(t, "int_tuple", text) : (MlirType){NULL};
   MlirValue r = mlirTypeIsNull(ty)
                     ? (MlirValue){NULL}
                     : fly_mlir_op1(t->m, t->ip, t->loc, "fly.idx2crd", ty, 2, v, 0, NULL);

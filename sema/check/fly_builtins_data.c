@@ -813,17 +813,28 @@ static const FlyVal *b_partition_D(FlyInterp *I, const FlyArgs *a) {
   return fly_emit_value(I, copy_partition(I, a, "partition_D"), "partition_D", 2, a->v, a->call);
 }
 
-/* The warps of a tiled MMA along M and N. */
-static void mma_warps(FlyInterp *I, const FlyObject *mma, int64_t *wm, int64_t *wn) {
+/* What a tiled MMA does with one operand: the atom's tile of it (rows by
+   columns: M x K for A, N x K for B, M x N for C), how many warps repeat
+   that tile along each, and the atom's TV layout for it. */
+typedef struct MmaOperand {
+  int64_t rows, cols, warp_rows, warp_cols;
+  const char *tv;
+} MmaOperand;
+
+static MmaOperand mma_operand(FlyInterp *I, const FlyObject *mma, char operand) {
+  const FlyAtomInfo *atom = mma->base->object.atom;
   const FlyTuple *shape = mma->layout->shape;
-  *wm = *wn = 1;
+  int64_t wm = 1, wn = 1;
   if (shape->kind == FLY_TUPLE_SEQ) {
-    fly_tuple_product(&I->A, shape->elem[0], wm);
+    fly_tuple_product(&I->A, shape->elem[0], &wm);
     if (shape->n > 1)
-      fly_tuple_product(&I->A, shape->elem[1], wn);
+      fly_tuple_product(&I->A, shape->elem[1], &wn);
   } else {
-    *wm = shape->value;
+    wm = shape->value;
   }
+  MmaOperand o = {operand == 'B' ? atom->n : atom->m, operand == 'C' ? atom->n : atom->k,
+                  operand == 'B' ? wn : wm, operand == 'C' ? wn : 1, atom->tv[operand - 'A']};
+  return o;
 }
 
 static FlyTiler *tiler2(FlyInterp *I, int64_t a, int64_t b) {
@@ -840,19 +851,15 @@ static FlyTiler *tiler2(FlyInterp *I, int64_t a, int64_t b) {
    tiles dealt out to the warps; the result is (the atom's values, tiles
    along R, tiles along C), whichever thread it is. */
 static FlyLayout *mma_values(FlyInterp *I, const FlyLayout *L, const FlyObject *mma, char operand) {
-  const FlyAtomInfo *atom = mma->base->object.atom;
-  int64_t wm, wn;
-  mma_warps(I, mma, &wm, &wn);
-  int64_t rows = operand == 'B' ? atom->n : atom->m, cols = operand == 'C' ? atom->n : atom->k;
-  int64_t wr = operand == 'B' ? wn : wm, wc = operand == 'C' ? wn : 1;
-  const char *text = atom->tv[operand - 'A'];
+  MmaOperand op = mma_operand(I, mma, operand);
+  const char *text = op.tv;
   FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
-  FlyTiler *T = tv ? tiler2(I, rows, cols) : NULL;
+  FlyTiler *T = tv ? tiler2(I, op.rows, op.cols) : NULL;
   FlyLayout *Z = T ? fly_layout_zipped_divide(&I->A, L, T) : NULL;
   FlyLayout *tile = Z ? fly_layout_get(&I->A, Z, 0) : NULL;
   FlyLayout *tvl = tile ? fly_layout_composition(&I->A, tile, tv) : NULL;
   FlyLayout *vals = tvl ? fly_layout_get(&I->A, tvl, 1) : NULL;
-  FlyTiler *W = vals ? tiler2(I, wr, wc) : NULL;
+  FlyTiler *W = vals ? tiler2(I, op.warp_rows, op.warp_cols) : NULL;
   FlyLayout *rest = W ? fly_layout_get(&I->A, Z, 1) : NULL;
   FlyLayout *Zw = rest ? fly_layout_zipped_divide(&I->A, rest, W) : NULL;
   FlyLayout *tiles = Zw ? fly_layout_get(&I->A, Zw, 1) : NULL;
@@ -863,13 +870,9 @@ static FlyLayout *mma_values(FlyInterp *I, const FlyLayout *L, const FlyObject *
    only known in part: the atom's values, then a tile count per mode. */
 static const FlyVal *mma_values_shape(FlyInterp *I, const FlyVal *t, const FlyObject *mma,
                                       char operand, const FlyNode *at) {
-  const FlyAtomInfo *atom = mma->base->object.atom;
-  int64_t wm, wn;
-  mma_warps(I, mma, &wm, &wn);
-  int64_t rows = operand == 'B' ? atom->n : atom->m, cols = operand == 'C' ? atom->n : atom->k;
-  int64_t wr = operand == 'B' ? wn : wm, wc = operand == 'C' ? wn : 1;
-  int64_t step[2] = {rows * wr, cols * wc};
-  const char *text = atom->tv[operand - 'A'];
+  MmaOperand op = mma_operand(I, mma, operand);
+  int64_t step[2] = {op.rows * op.warp_rows, op.cols * op.warp_cols};
+  const char *text = op.tv;
   FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
   FlyLayout *vals = tv ? fly_layout_get(&I->A, tv, 1) : NULL;
   if (!vals)
@@ -898,12 +901,8 @@ static const FlyVal *mma_values_shape(FlyInterp *I, const FlyVal *t, const FlyOb
 /* Every mode the MMA tiles must be a whole number of its tiles. */
 static bool mma_fits(FlyInterp *I, const FlyVal *t, const FlyObject *mma, char operand,
                      const FlyNode *at) {
-  const FlyAtomInfo *atom = mma->base->object.atom;
-  int64_t wm, wn;
-  mma_warps(I, mma, &wm, &wn);
-  int64_t rows = operand == 'B' ? atom->n : atom->m, cols = operand == 'C' ? atom->n : atom->k;
-  int64_t wr = operand == 'B' ? wn : wm, wc = operand == 'C' ? wn : 1;
-  int64_t step[2] = {rows * wr, cols * wc};
+  MmaOperand op = mma_operand(I, mma, operand);
+  int64_t step[2] = {op.rows * op.warp_rows, op.cols * op.warp_cols};
   const char *dims = operand == 'A' ? "MK" : operand == 'B' ? "NK" : "MN";
   if (tensor_rank(t) < 2) {
     fly_err(I, at, "operand %c of an MMA is a tensor of two modes (%c, %c), not of %d", operand,
