@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fly_pipeline.h"
 #include "fly_trace.h"
 #include "flyc_commands.h"
 #include "flyc_options.h"
@@ -20,6 +21,9 @@ static const char compile_usage[] =
     "  --emit=fly               the Fly-level MLIR module (Fly dialect with gpu,\n"
     "                           arith, math, scf and vector), verified\n"
     "  --emit=irdl              the Fly dialect itself, in IRDL (FILE is not read)\n"
+    "  --emit=ptx               PTX (NVIDIA targets), through NVVM\n"
+    "  --emit=asm               the target's assembly: PTX, or GCN through ROCDL\n"
+    "                           (ptx and asm: kernels without tensors for now)\n"
     "  -o OUT                   write to OUT instead of standard output; OUT is\n"
     "                           replaced only when compiling succeeds\n"
     "  --kernel=NAME            trace only the kernel NAME (all are checked)\n"
@@ -96,6 +100,63 @@ static bool close_output(Output *out, bool ok) {
   return ok;
 }
 
+/* The span of a location the tracer gave an operation (file:line:col). */
+static FlySpan span_at(const FlyUnit *u, const FlyPendingOp *p) {
+  for (int f = 0; f < u->sources.count; f++) {
+    const FlySource *src = &u->sources.files[f];
+    if (strcmp(src->path, p->file) != 0)
+      continue;
+    uint32_t off = 0;
+    for (unsigned line = 1; line < p->line && off < src->len; off++)
+      if (src->text[off] == '\n')
+        line++;
+    off += p->col ? p->col - 1 : 0;
+    return off < src->len ? fly_span(f, off, off + 1) : fly_no_span();
+  }
+  return fly_no_span();
+}
+
+/* --emit=ptx|asm: the module through the target's pipeline. */
+static void write_assembly(FlyUnit *u, const FlycOptions *o, FlyMlir *m, MlirModule module,
+                           FILE *out) {
+  const char *arch = o->check.target.arch;
+  if (strcmp(o->emit, "ptx") == 0 && strcmp(o->check.target.vendor, "nvidia") != 0) {
+    fly_error(&u->diag, fly_no_span(),
+              "--emit=ptx is for NVIDIA targets, and %s is AMD's (use --emit=asm for GCN "
+              "assembly)",
+              arch);
+    return;
+  }
+  FlyPendingOp p;
+  if (strcmp(o->check.target.vendor, "amd") == 0 &&
+      fly_pipeline_find_op(module, "gpu.printf", &p)) {
+    fly_error(&u->diag, span_at(u, &p),
+              "printf cannot be compiled for %s yet: AMD's device printf needs ROCm's device "
+              "library, which flyc does not use",
+              arch);
+    return;
+  }
+  if (fly_pipeline_find_op(module, "fly.", &p)) {
+    fly_error(&u->diag, span_at(u, &p),
+              "flyc compile cannot lower %s to %s yet: the Fly lowering passes are not written "
+              "(--emit=fly shows the traced IR)",
+              p.name, arch);
+    return;
+  }
+  size_t len = 0;
+  char *why = NULL;
+  char *text = fly_pipeline_assembly(m, module, arch, &len, &why);
+  if (!text) {
+    fly_error(&u->diag, fly_no_span(),
+              "internal error: lowering for %s failed (please report this): %s", arch,
+              why ? why : "no message");
+    free(why);
+    return;
+  }
+  fwrite(text, 1, len, out);
+  free(text);
+}
+
 /* Checks and traces one unit (the file, or one part of it given as text)
    and prints its module to out. Returns the exit status. */
 static int compile_unit(const FlycOptions *o, const char *text, size_t len, FILE *out) {
@@ -111,7 +172,10 @@ static int compile_unit(const FlycOptions *o, const char *text, size_t len, FILE
   if (fly_unit_ok(&u) && fly_mlir_init(&m)) {
     MlirModule module;
     if (fly_trace_unit(&u, &o->check, &m, &module)) {
-      fly_mlir_print(mlirModuleGetOperation(module), out, o->locations);
+      if (strcmp(o->emit, "fly") == 0)
+        fly_mlir_print(mlirModuleGetOperation(module), out, o->locations);
+      else
+        write_assembly(&u, o, &m, module, out);
       mlirModuleDestroy(module);
     }
     fly_mlir_release(&m);

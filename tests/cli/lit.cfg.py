@@ -33,3 +33,11 @@ config.substitutions.append(
     ("%fly_dialect", os.path.join(config.fly_source_dir, "..", "..", "lower", "fly.irdl.mlir")))
 config.substitutions.append(
     ("%examples", os.path.join(config.fly_source_dir, "..", "..", "examples")))
+
+# ptxas (CUDA) checks the PTX flyc writes, where it is installed.
+import shutil
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
