@@ -115,6 +115,10 @@ char *fly_pipeline_assembly(FlyMlir *m, MlirModule module, const char *arch, siz
   char *err_text = NULL;
   size_t err_len = 0;
   err = open_memstream(&err_text, &err_len);
+  if (!err) {
+    mlirPassManagerDestroy(pm);
+    return NULL;
+  }
   if (mlirLogicalResultIsFailure(mlirParsePassPipeline(opm, ref(text), append_text, err))) {
     fclose(err);
     *why = err_text;
