@@ -207,6 +207,21 @@ void fly_source_line_col(const FlySourceManager *sm, int file, uint32_t offset, 
   *col = offset - line_start(f, i) + 1;
 }
 
+bool fly_source_offset(const FlySourceManager *sm, int file, uint32_t line, uint32_t col,
+                       uint32_t *offset) {
+  FlySource *f = (FlySource *)fly_source(sm, file);
+  if (!f || line < 1 || col < 1)
+    return false;
+  build_lines(f);
+  if (!f->line_starts || line > f->line_count)
+    return false;
+  uint32_t at = f->line_starts[line - 1] + (col - 1);
+  if (at > f->len)
+    return false;
+  *offset = at;
+  return true;
+}
+
 void fly_source_line_text(const FlySourceManager *sm, int file, uint32_t offset, const char **text,
                           uint32_t *len) {
   FlySource *f = (FlySource *)fly_source(sm, file);

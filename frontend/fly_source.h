@@ -59,6 +59,9 @@ const FlySource *fly_source(const FlySourceManager *sm, int file);
  * maps to the end). */
 void fly_source_line_col(const FlySourceManager *sm, int file, uint32_t offset, uint32_t *line,
                          uint32_t *col);
+/* The offset of a 1-based line and byte column; false outside the file. */
+bool fly_source_offset(const FlySourceManager *sm, int file, uint32_t line, uint32_t col,
+                       uint32_t *offset);
 /* The line holding offset: its first byte and length without the newline. */
 void fly_source_line_text(const FlySourceManager *sm, int file, uint32_t offset, const char **text,
                           uint32_t *len);

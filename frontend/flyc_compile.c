@@ -102,17 +102,11 @@ static bool close_output(Output *out, bool ok) {
 
 /* The span of a location the tracer gave an operation (file:line:col). */
 static FlySpan span_at(const FlyUnit *u, const FlyPendingOp *p) {
-  for (int f = 0; f < u->sources.count; f++) {
-    const FlySource *src = &u->sources.files[f];
-    if (strcmp(src->path, p->file) != 0)
-      continue;
-    uint32_t off = 0;
-    for (unsigned line = 1; line < p->line && off < src->len; off++)
-      if (src->text[off] == '\n')
-        line++;
-    off += p->col ? p->col - 1 : 0;
-    return off < src->len ? fly_span(f, off, off + 1) : fly_no_span();
-  }
+  uint32_t off;
+  for (int f = 0; f < u->sources.count; f++)
+    if (strcmp(u->sources.files[f].path, p->file) == 0 &&
+        fly_source_offset(&u->sources, f, p->line, p->col, &off))
+      return fly_span(f, off, off + 1);
   return fly_no_span();
 }
 

@@ -8,7 +8,6 @@
 #include "fly_strbuf.h"
 #include "fly_trace_internal.h"
 #include "mlir-c/BuiltinAttributes.h"
-#include "mlir-c/BuiltinTypes.h"
 
 /* The type `!fly.KIND<"TEXT">`. */
 static MlirType text_type(FlyTrace *t, const char *kind, const char *text) {
@@ -77,13 +76,7 @@ bool fly_trace_crd2idx(FlyTrace *t, FlyVal *result, const FlyVal *const *args, c
 /* Gives each runtime leaf of the coordinate its fly.get_leaf, in order. */
 static bool bind_leaves(FlyTrace *t, MlirValue tuple, FlyVal *const *leaves, int n) {
   for (int i = 0; i < n; i++) {
-    MlirNamedAttribute attrs[2] = {
-        fly_mlir_named(t->m, "part", fly_mlir_str_attr(t->m, "value")),
-        fly_mlir_named(t->m, "index",
-                       mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 64), (int64_t)i))};
-    MlirValue r =
-        fly_mlir_op1(t->m, t->ip, t->loc, "fly.get_leaf",
-                     fly_trace_type(t, fly_type_scalar(FLY_TYPE_I32)), 1, &tuple, 2, attrs);
+    MlirValue r = fly_trace_get_leaf(t, tuple, "value", i);
     if (mlirValueIsNull(r))
       return false;
     leaves[i]->ssa = r.ptr;

@@ -56,6 +56,9 @@ MlirValue fly_trace_value(FlyTrace *t, const FlyVal *v, const FlyType *ty);
 MlirValue fly_trace_handle(FlyTrace *t, const FlyVal *v);
 MlirValue fly_trace_constant(FlyTrace *t, const FlyType *ty, double f, int64_t i);
 MlirValue fly_trace_i32(FlyTrace *t, int64_t i);
+/* fly.get_leaf: the index-th `?` leaf of part ("shape", "stride" or
+   "value") of src. */
+MlirValue fly_trace_get_leaf(FlyTrace *t, MlirValue src, const char *part, int index);
 /* Records the runtime leaves of a tensor made by an operation. */
 void fly_trace_note_leaves(FlyTrace *t, const FlyVal *tensor, MlirValue memref);
 /* Reports an error at a node and marks the trace failed; returns false. */

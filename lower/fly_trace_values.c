@@ -194,18 +194,20 @@ int fly_trace_runtime_leaves(const FlyVal *v, const FlyVal **out, int cap) {
   return 0;
 }
 
+MlirValue fly_trace_get_leaf(FlyTrace *t, MlirValue src, const char *part, int index) {
+  MlirNamedAttribute attrs[2] = {
+      fly_mlir_named(t->m, "part", fly_mlir_str_attr(t->m, part)),
+      fly_mlir_named(t->m, "index", mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 32), index)),
+  };
+  return fly_mlir_op1(t->m, t->ip, t->loc, "fly.get_leaf", mlirIntegerTypeGet(t->m->ctx, 32), 1,
+                      &src, 2, attrs);
+}
+
 static MlirValue leaf_value(FlyTrace *t, const FlyVal *v) {
   for (int i = t->nleaves - 1; i >= 0; i--) {
     FlyLeafRef *r = &t->leaves[i];
-    if (r->leaf != v)
-      continue;
-    MlirNamedAttribute attrs[2] = {
-        fly_mlir_named(t->m, "part", fly_mlir_str_attr(t->m, r->part ? "stride" : "shape")),
-        fly_mlir_named(t->m, "index",
-                       mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 32), r->index)),
-    };
-    return fly_mlir_op1(t->m, t->ip, t->loc, "fly.get_leaf", mlirIntegerTypeGet(t->m->ctx, 32), 1,
-                        &r->memref, 2, attrs);
+    if (r->leaf == v)
+      return fly_trace_get_leaf(t, r->memref, r->part ? "stride" : "shape", r->index);
   }
   MlirValue none = {NULL};
   return none;
