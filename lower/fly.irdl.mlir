@@ -116,7 +116,7 @@ irdl.dialect @fly {
     %c1 = irdl.is i32
     %c2 = irdl.base @fly::@memref
     %c3 = irdl.base "#builtin.string"
-    irdl.operands(src: %c0, coord: variadic %c1)
+    irdl.operands(src: %c0, values: variadic %c1)
     irdl.results(result: %c2)
     irdl.attributes { "coord" = %c3 }
   }
@@ -124,7 +124,8 @@ irdl.dialect @fly {
     %c0 = irdl.base @fly::@memref
     %c1 = irdl.base @fly::@memref
     %c2 = irdl.base "#builtin.string"
-    irdl.operands(src: %c0)
+    %c3 = irdl.is i32
+    irdl.operands(src: %c0, leaves: variadic %c3)
     irdl.results(result: %c1)
     irdl.attributes { "tiler" = %c2 }
   }
@@ -132,7 +133,8 @@ irdl.dialect @fly {
     %c0 = irdl.base @fly::@memref
     %c1 = irdl.base @fly::@memref
     %c2 = irdl.base "#builtin.string"
-    irdl.operands(src: %c0)
+    %c3 = irdl.is i32
+    irdl.operands(src: %c0, leaves: variadic %c3)
     irdl.results(result: %c1)
     irdl.attributes { "tiler" = %c2 }
   }
@@ -140,7 +142,8 @@ irdl.dialect @fly {
     %c0 = irdl.base @fly::@memref
     %c1 = irdl.base @fly::@memref
     %c2 = irdl.base "#builtin.string"
-    irdl.operands(src: %c0)
+    %c3 = irdl.is i32
+    irdl.operands(src: %c0, leaves: variadic %c3)
     irdl.results(result: %c1)
     irdl.attributes { "tiler" = %c2 }
   }
@@ -148,7 +151,8 @@ irdl.dialect @fly {
     %c0 = irdl.base @fly::@memref
     %c1 = irdl.base @fly::@memref
     %c2 = irdl.base "#builtin.string"
-    irdl.operands(src: %c0)
+    %c3 = irdl.is i32
+    irdl.operands(src: %c0, leaves: variadic %c3)
     irdl.results(result: %c1)
     irdl.attributes { "tiler" = %c2 }
   }
@@ -191,7 +195,7 @@ irdl.dialect @fly {
     %c1 = irdl.is i32
     %c2 = irdl.base @fly::@memref
     %c3 = irdl.base @fly::@memref
-    irdl.operands(copy: %c0, thread: %c1, src: %c2)
+    irdl.operands(copy: %c0, thread: %c1, src: %c2, leaves: variadic %c1)
     irdl.results(result: %c3)
   }
   irdl.operation @partition_d {
@@ -199,7 +203,7 @@ irdl.dialect @fly {
     %c1 = irdl.is i32
     %c2 = irdl.base @fly::@memref
     %c3 = irdl.base @fly::@memref
-    irdl.operands(copy: %c0, thread: %c1, src: %c2)
+    irdl.operands(copy: %c0, thread: %c1, src: %c2, leaves: variadic %c1)
     irdl.results(result: %c3)
   }
   irdl.operation @retile {
@@ -215,7 +219,7 @@ irdl.dialect @fly {
     %c1 = irdl.is i32
     %c2 = irdl.base @fly::@memref
     %c3 = irdl.base @fly::@memref
-    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.operands(mma: %c0, thread: %c1, src: %c2, leaves: variadic %c1)
     irdl.results(result: %c3)
   }
   irdl.operation @partition_b {
@@ -223,7 +227,7 @@ irdl.dialect @fly {
     %c1 = irdl.is i32
     %c2 = irdl.base @fly::@memref
     %c3 = irdl.base @fly::@memref
-    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.operands(mma: %c0, thread: %c1, src: %c2, leaves: variadic %c1)
     irdl.results(result: %c3)
   }
   irdl.operation @partition_c {
@@ -231,7 +235,7 @@ irdl.dialect @fly {
     %c1 = irdl.is i32
     %c2 = irdl.base @fly::@memref
     %c3 = irdl.base @fly::@memref
-    irdl.operands(mma: %c0, thread: %c1, src: %c2)
+    irdl.operands(mma: %c0, thread: %c1, src: %c2, leaves: variadic %c1)
     irdl.results(result: %c3)
   }
   irdl.operation @partition_fragment_a {

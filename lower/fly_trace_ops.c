@@ -334,6 +334,32 @@ static bool tensor_result(Op *o, const char *name, int n, const MlirValue *v, in
   return set_result(o, r);
 }
 
+/* A view of a tensor (a slice, divide or partition): its operands, then the
+   runtime leaves of the result (shape, then stride, each in order), so that
+   the lowering finds every `?` of the result type as a value. Where the
+   semantic pass could not follow a leaf it has no code; the view is then
+   emitted without them and the lowering reports it. */
+static bool view_result(Op *o, const char *name, int n, const MlirValue *v, int nattr,
+                        const MlirNamedAttribute *attr) {
+  const FlyVal *leaves[256];
+  int k = fly_trace_runtime_leaves(o->result->tensor.shape, leaves, 128);
+  k += fly_trace_runtime_leaves(o->result->tensor.stride, leaves + k, 128);
+  MlirValue all[4 + 256 + 2 * 128];
+  memcpy(all, v, sizeof *v * (size_t)n);
+  int m = n;
+  for (int i = 0; i < k; i++) {
+    if (!leaves[i]->ssa) {
+      m = n;
+      break;
+    }
+    all[m++] = fly_trace_handle(o->t, leaves[i]);
+  }
+  MlirValue r = op1(o, name, fly_trace_tensor_type(o->t, o->result), m, all, nattr, attr);
+  if (!mlirValueIsNull(r))
+    fly_trace_note_leaves(o->t, o->result, r);
+  return set_result(o, r);
+}
+
 static bool slice(Op *o) {
   FlyTrace *t = o->t;
   const FlyVal *leaves[FLY_MAX_MODES * 2];
@@ -347,7 +373,7 @@ static bool slice(Op *o) {
   fly_sb_init(&sb, &t->A);
   fly_trace_put_tuple(&sb, o->args[1]);
   MlirNamedAttribute a = fly_mlir_named(t->m, "coord", fly_mlir_str_attr(t->m, fly_sb_finish(&sb)));
-  return tensor_result(o, "fly.slice", 1 + n, v, 1, &a);
+  return view_result(o, "fly.slice", 1 + n, v, 1, &a);
 }
 
 static bool divide(Op *o, const char *op) {
@@ -355,7 +381,7 @@ static bool divide(Op *o, const char *op) {
   MlirValue src = fly_trace_handle(t, o->args[0]);
   char *tiler = fly_val_str_canonical(&t->A, o->args[1]);
   MlirNamedAttribute a = fly_mlir_named(t->m, "tiler", fly_mlir_str_attr(t->m, tiler ? tiler : ""));
-  return tensor_result(o, lower_name(t, "fly.", op), 1, &src, 1, &a);
+  return view_result(o, lower_name(t, "fly.", op), 1, &src, 1, &a);
 }
 
 /* ---- atoms ---------------------------------------------------------------------------------- */
@@ -441,7 +467,9 @@ static bool partition(Op *o, const char *op) {
                     fly_trace_handle(t, o->args[1])};
   if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]) || mlirValueIsNull(v[2]))
     return fly_trace_error(t, o->at, "internal error: the operands of %s have no code", op);
-  return tensor_result(o, lower_name(t, "fly.", op), 3, v, 0, NULL);
+  if (strstr(op, "fragment"))
+    return tensor_result(o, lower_name(t, "fly.", op), 3, v, 0, NULL);
+  return view_result(o, lower_name(t, "fly.", op), 3, v, 0, NULL);
 }
 
 static bool gemm(Op *o) {

@@ -276,10 +276,20 @@ typedef struct Cut {
   const FlyVal *tile, *tile_stride, *rest, *rest_stride;
 } Cut;
 
+/* A leaf made from runtime leaves gets its code here, so that every
+   runtime leaf of a tensor the tracer sees has a value to lower from. */
+static const FlyVal *leaf_op(FlyInterp *I, const char *op, const FlyVal *x, int64_t n,
+                             const FlyNode *at, const char *why) {
+  const FlyVal *args[2] = {x, fly_val_int(&I->A, n, NULL)};
+  return fly_emit_value(I, runtime_leaf(I, at, why), op, 2, args, at);
+}
+
 static const FlyVal *tiles_of(FlyInterp *I, const FlyVal *s, int64_t n, const FlyNode *at) {
   if (s->kind == FLY_V_INT)
     return fly_val_int(&I->A, (s->i + n - 1) / n, NULL);
-  return runtime_leaf(I, at, "the number of tiles of a tensor whose shape is given at launch");
+  const char *why = "the number of tiles of a tensor whose shape is given at launch";
+  const FlyVal *up = n == 1 ? s : leaf_op(I, "+", s, n - 1, at, why);
+  return up && n != 1 ? leaf_op(I, "/", up, n, at, why) : up;
 }
 
 /* n * d for a stride d: static when d is, the same runtime value when n
@@ -289,7 +299,8 @@ static const FlyVal *scaled_stride(FlyInterp *I, const FlyVal *d, int64_t n, con
     return fly_val_int(&I->A, d->i * n, NULL);
   if (n == 1)
     return d;
-  return runtime_leaf(I, at, "a stride given at launch, times a number known at compile time");
+  return leaf_op(I, "*", d, n, at,
+                 "a stride given at launch, times a number known at compile time");
 }
 
 /* Where the tensor's shape is given at launch the algebra cannot run, but

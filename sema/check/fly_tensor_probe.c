@@ -59,6 +59,7 @@ typedef struct Decoding {
   const FlyProbe *p;
   const FlyNode *at;
   bool failed;
+  bool emit; /* the second pass, once all strides decode: emit their code */
 } Decoding;
 
 /* One stride of a result: static, a runtime stride of the input, or a new
@@ -83,7 +84,11 @@ static const FlyVal *decode(FlyInterp *I, int64_t d, Decoding *dc) {
   if (c == 1)
     return dc->p->leaf[found];
   FlyOrigin o = {dc->at, "a stride given at launch, times a number known at compile time"};
-  return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
+  const FlyVal *r = fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
+  if (!dc->emit)
+    return r;
+  const FlyVal *args[2] = {dc->p->leaf[found], fly_val_int(&I->A, c, NULL)};
+  return fly_emit_value(I, r, "*", 2, args, dc->at);
 }
 
 static const FlyVal *decode_tuple(FlyInterp *I, const FlyTuple *t, Decoding *dc) {
@@ -104,11 +109,14 @@ const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayo
   if (!shape)
     return NULL;
   const FlyVal *stride;
-  Decoding dc = {p, at, false};
+  Decoding dc = {p, at, false, false};
   if (p->n == 0)
     stride = fly_tuple_to_val(I, R->stride);
-  else
+  else if ((stride = decode_tuple(I, R->stride, &dc)) && !dc.failed) {
+    /* Every stride decodes: now emit the code of the new ones. */
+    dc.emit = true;
     stride = decode_tuple(I, R->stride, &dc);
+  }
   if (!stride)
     return NULL;
   if (dc.failed) {
