@@ -130,16 +130,19 @@ static void write_assembly(FlyUnit *u, const FlycOptions *o, FlyMlir *m, MlirMod
               arch);
     return;
   }
-  if (fly_pipeline_find_op(module, "fly.", &p)) {
-    fly_error(&u->diag, span_at(u, &p),
-              "flyc compile cannot lower %s to %s yet: the Fly lowering passes are not written "
-              "(--emit=fly shows the traced IR)",
-              p.name, arch);
-    return;
-  }
   size_t len = 0;
   char *why = NULL;
   char *text = fly_pipeline_assembly(m, module, arch, &len, &why);
+  if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
+    /* A pass reported a problem at a .fly location: shown there. */
+    FlyPendingOp at;
+    snprintf(at.file, sizeof at.file, "%s", m->err_file);
+    at.line = m->err_line;
+    at.col = m->err_col;
+    fly_error(&u->diag, span_at(u, &at), "%s (lowering for %s)", m->err_msg, arch);
+    free(why);
+    return;
+  }
   if (!text) {
     fly_error(&u->diag, fly_no_span(),
               "internal error: lowering for %s failed (please report this): %s", arch,

@@ -26,11 +26,32 @@ static void append(FlyMlir *m, const char *s, size_t n) {
 }
 
 static void append_ref(MlirStringRef s, void *user) { append(user, s.data, s.length); }
+static void print_to_file(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, user); }
 
 /* MLIR reports verifier and parser problems here; they are kept for the
    caller, who knows which kernel and which source line they concern. */
+static void note_first_error(FlyMlir *m, MlirDiagnostic d) {
+  MlirLocation loc = mlirDiagnosticGetLocation(d);
+  if (m->err_msg || mlirDiagnosticGetSeverity(d) != MlirDiagnosticError ||
+      !mlirLocationIsAFileLineColRange(loc))
+    return;
+  MlirStringRef file = mlirIdentifierStr(mlirLocationFileLineColRangeGetFilename(loc));
+  snprintf(m->err_file, sizeof m->err_file, "%.*s", (int)file.length, file.data);
+  m->err_line = (unsigned)mlirLocationFileLineColRangeGetStartLine(loc);
+  m->err_col = (unsigned)mlirLocationFileLineColRangeGetStartColumn(loc);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return;
+  mlirDiagnosticPrint(d, print_to_file, f);
+  fclose(f);
+  m->err_msg = text;
+}
+
 static MlirLogicalResult on_diagnostic(MlirDiagnostic d, void *user) {
   FlyMlir *m = user;
+  note_first_error(m, d);
   mlirLocationPrint(mlirDiagnosticGetLocation(d), append_ref, m);
   append(m, ": ", 2);
   mlirDiagnosticPrint(d, append_ref, m);
@@ -71,6 +92,8 @@ void fly_mlir_release(FlyMlir *m) {
   m->ctx.ptr = NULL;
   free(m->messages);
   m->messages = NULL;
+  free(m->err_msg);
+  m->err_msg = NULL;
   m->len = m->cap = 0;
 }
 

@@ -18,6 +18,11 @@ typedef struct FlyMlir {
   MlirContext ctx;
   char *messages; /* MLIR diagnostics since the last fly_mlir_take_messages */
   size_t len, cap;
+  /* The first error with a file location, for a caret at the .fly source
+     (err_msg malloc'd; NULL when none). */
+  char *err_msg;
+  char err_file[512];
+  unsigned err_line, err_col;
 } FlyMlir;
 
 /* False (after printing why on stderr) when the dialect cannot be loaded:

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "fly_pipeline.h"
+
+#include "fly_lower.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/Dialect/GPU.h"
 #include "mlir-c/Pass.h"
@@ -44,26 +46,24 @@ bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *o
   return f.found;
 }
 
-/* The pass pipeline for one target, as mlir-opt would take it. */
+/* The pass pipeline for one target: attach the target, the Fly passes, then
+   the upstream conversions inside the gpu.module and the serialisation. */
 static bool pipeline_for(const char *arch, char *buf, size_t n) {
   bool nvidia = strncmp(arch, "sm_", 3) == 0;
   if (nvidia)
     return snprintf(buf, n,
-                    "builtin.module(nvvm-attach-target{chip=%s O=3},"
-                    "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm),gpu-to-llvm,"
-                    "reconcile-unrealized-casts,gpu-module-to-binary{format=isa})",
+                    "nvvm-attach-target{chip=%s O=3},fly-layout-lowering,convert-fly-to-nvvm,"
+                    "canonicalize,cse,gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-llvm,"
+                    "convert-scf-to-cf,convert-gpu-to-nvvm),gpu-to-llvm,"
+                    "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}",
                     arch) < (int)n;
   return snprintf(buf, n,
-                  "builtin.module(rocdl-attach-target{chip=%s O=3},"
-                  "gpu.module(convert-scf-to-cf,convert-gpu-to-rocdl{chipset=%s "
+                  "rocdl-attach-target{chip=%s O=3},fly-layout-lowering,convert-fly-to-rocdl,"
+                  "canonicalize,cse,gpu.module(convert-amdgpu-to-rocdl{chipset=%s},"
+                  "convert-vector-to-llvm,convert-scf-to-cf,convert-gpu-to-rocdl{chipset=%s "
                   "runtime=HIP}),gpu-to-llvm,"
-                  "reconcile-unrealized-casts,gpu-module-to-binary{format=isa})",
-                  arch, arch) < (int)n;
-}
-
-static void append_text(MlirStringRef s, void *user) {
-  FILE *f = user;
-  fwrite(s.data, 1, s.length, f);
+                  "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}",
+                  arch, arch, arch) < (int)n;
 }
 
 static char *dup_ref(MlirStringRef s) {
@@ -109,7 +109,6 @@ char *fly_pipeline_assembly(FlyMlir *m, MlirModule module, const char *arch, siz
   if (!pipeline_for(arch, text, sizeof text))
     return NULL;
   MlirPassManager pm = mlirPassManagerCreate(m->ctx);
-  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
   char *out = NULL;
   FILE *err = NULL;
   char *err_text = NULL;
@@ -119,7 +118,7 @@ char *fly_pipeline_assembly(FlyMlir *m, MlirModule module, const char *arch, siz
     mlirPassManagerDestroy(pm);
     return NULL;
   }
-  if (mlirLogicalResultIsFailure(mlirParsePassPipeline(opm, ref(text), append_text, err))) {
+  if (!fly_pass_pipeline_add(pm, text, err)) {
     fclose(err);
     *why = err_text;
     mlirPassManagerDestroy(pm);
