@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "fly_pipeline.h"
+#include "fly_ptxas.h"
 #include "fly_trace.h"
 #include "flyc_commands.h"
 #include "flyc_options.h"
@@ -21,9 +22,12 @@ static const char compile_usage[] =
     "  --emit=fly               the Fly-level MLIR module (Fly dialect with gpu,\n"
     "                           arith, math, scf and vector), verified\n"
     "  --emit=irdl              the Fly dialect itself, in IRDL (FILE is not read)\n"
+    "  --emit=llvm              the LLVM IR of the kernels, after the Fly passes and\n"
+    "                           the conversion to NVVM or ROCDL\n"
     "  --emit=ptx               PTX (NVIDIA targets), through NVVM\n"
     "  --emit=asm               the target's assembly: PTX, or GCN through ROCDL\n"
-    "                           (ptx and asm: kernels without tensors for now)\n"
+    "  --emit=cubin             an NVIDIA cubin (needs CUDA's ptxas)\n"
+    "  --emit=hsaco             an AMD code object (needs ld.lld from lld-22)\n"
     "  -o OUT                   write to OUT instead of standard output; OUT is\n"
     "                           replaced only when compiling succeeds\n"
     "  --kernel=NAME            trace only the kernel NAME (all are checked)\n"
@@ -39,7 +43,11 @@ static const char compile_usage[] =
     "  --diagnostics=text|json  how to print diagnostics\n"
     "  --color=auto|always|never\n"
     "  --error-limit=N          stop after N errors (default 20, 0: no limit)\n"
-    "  -Werror                  treat warnings as errors\n";
+    "  -Werror                  treat warnings as errors\n"
+    "\n"
+    "Environment: FLYC_DUMP_IR=1 writes the module after every stage, the LLVM IR\n"
+    "and the assembly to FLYC_DUMP_DIR (default ./flyc-dump)/FILE.ARCH/, numbered.\n"
+    "FLYC_PTXAS and FLYC_LLD name ptxas and ld.lld.\n";
 
 typedef struct Output {
   const char *path; /* NULL: standard output */
@@ -110,29 +118,64 @@ static FlySpan span_at(const FlyUnit *u, const FlyPendingOp *p) {
   return fly_no_span();
 }
 
-/* --emit=ptx|asm: the module through the target's pipeline. */
-static void write_assembly(FlyUnit *u, const FlycOptions *o, FlyMlir *m, MlirModule module,
-                           FILE *out) {
-  const char *arch = o->check.target.arch;
-  if (strcmp(o->emit, "ptx") == 0 && strcmp(o->check.target.vendor, "nvidia") != 0) {
+/* FLYC_DUMP_IR=1: FLYC_DUMP_DIR (or ./flyc-dump)/FILE.ARCH, made if needed;
+   NULL when dumps are off. */
+static char *dump_dir(const char *file, const char *arch) {
+  const char *on = getenv("FLYC_DUMP_IR");
+  if (!on || !*on || strcmp(on, "0") == 0)
+    return NULL;
+  const char *root = getenv("FLYC_DUMP_DIR");
+  if (!root || !*root)
+    root = "flyc-dump";
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  size_t stem = strlen(base);
+  if (stem > 4 && strcmp(base + stem - 4, ".fly") == 0)
+    stem -= 4;
+  char *dir = malloc(strlen(root) + stem + strlen(arch) + 8);
+  if (!dir)
+    return NULL;
+  sprintf(dir, "%s/%.*s.%s", root, (int)stem, base, arch);
+  mkdir(root, 0777);
+  mkdir(dir, 0777);
+  return dir;
+}
+
+/* --emit=llvm|ptx|asm|cubin|hsaco: the module through the target's pipeline. */
+static void write_lowered(FlyUnit *u, const FlycOptions *o, FlyMlir *m, MlirModule module,
+                          FILE *out) {
+  const char *arch = o->check.target.arch, *emit = o->emit;
+  bool nvidia = strcmp(o->check.target.vendor, "nvidia") == 0;
+  if ((strcmp(emit, "ptx") == 0 || strcmp(emit, "cubin") == 0) && !nvidia) {
     fly_error(&u->diag, fly_no_span(),
-              "--emit=ptx is for NVIDIA targets, and %s is AMD's (use --emit=asm for GCN "
-              "assembly)",
+              "--emit=%s is for NVIDIA targets, and %s is AMD's (use --emit=asm for GCN "
+              "assembly, --emit=hsaco for a code object)",
+              emit, arch);
+    return;
+  }
+  if (strcmp(emit, "hsaco") == 0 && nvidia) {
+    fly_error(&u->diag, fly_no_span(),
+              "--emit=hsaco is for AMD targets, and %s is NVIDIA's (use --emit=ptx or "
+              "--emit=cubin)",
               arch);
     return;
   }
   FlyPendingOp p;
-  if (strcmp(o->check.target.vendor, "amd") == 0 &&
-      fly_pipeline_find_op(module, "gpu.printf", &p)) {
+  if (!nvidia && fly_pipeline_find_op(module, "gpu.printf", &p)) {
     fly_error(&u->diag, span_at(u, &p),
               "printf cannot be compiled for %s yet: AMD's device printf needs ROCm's device "
               "library, which flyc does not use",
               arch);
     return;
   }
+  FlyEmitKind kind = strcmp(emit, "llvm") == 0    ? FLY_EMIT_LLVM
+                     : strcmp(emit, "hsaco") == 0 ? FLY_EMIT_BIN
+                                                  : FLY_EMIT_ASM;
   size_t len = 0;
   char *why = NULL;
-  char *text = fly_pipeline_assembly(m, module, arch, &len, &why);
+  char *dump = dump_dir(o->file, arch);
+  char *text = fly_pipeline_compile(m, module, arch, kind, dump, &len, &why);
+  free(dump);
   if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
     /* A pass reported a problem at a .fly location: shown there. */
     FlyPendingOp at;
@@ -149,6 +192,16 @@ static void write_assembly(FlyUnit *u, const FlycOptions *o, FlyMlir *m, MlirMod
               why ? why : "no message");
     free(why);
     return;
+  }
+  if (strcmp(emit, "cubin") == 0) {
+    char *cubin = fly_ptxas_compile(text, len, arch, &len, &why);
+    free(text);
+    if (!cubin) {
+      fly_error(&u->diag, fly_no_span(), "%s", why ? why : "ptxas failed");
+      free(why);
+      return;
+    }
+    text = cubin;
   }
   fwrite(text, 1, len, out);
   free(text);
@@ -172,7 +225,7 @@ static int compile_unit(const FlycOptions *o, const char *text, size_t len, FILE
       if (strcmp(o->emit, "fly") == 0)
         fly_mlir_print(mlirModuleGetOperation(module), out, o->locations);
       else
-        write_assembly(&u, o, &m, module, out);
+        write_lowered(&u, o, &m, module, out);
       mlirModuleDestroy(module);
     }
     fly_mlir_release(&m);

@@ -110,7 +110,7 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
                                           {"--depth-limit", "--depth-limit=N"},
                                           {"--import", "--import=FILE"},
                                           {"--svg", "--svg=FILE"},
-                                          {"--emit", "--emit=fly|irdl|ptx|asm"},
+                                          {"--emit", "--emit=fly|irdl|llvm|ptx|asm|cubin|hsaco"},
                                           {"--kernel", "--kernel=NAME"},
                                           {"-o", "-o FILE"},
                                           {"-D", "-D NAME=VALUE"}};
@@ -197,9 +197,15 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
     } else if ((accepted & FLYC_OPT_DRAW) && (v = value_of(argc, argv, &i, "--svg"))) {
       o->svg = v;
     } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--emit"))) {
-      if (strcmp(v, "fly") != 0 && strcmp(v, "irdl") != 0 && strcmp(v, "ptx") != 0 &&
-          strcmp(v, "asm") != 0)
-        return usage_error(command, "--emit takes 'fly', 'irdl', 'ptx' or 'asm', not '%s'", v);
+      static const char *const kinds[] = {"fly", "irdl", "llvm", "ptx", "asm", "cubin", "hsaco"};
+      bool known = false;
+      for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        known = known || strcmp(v, kinds[k]) == 0;
+      if (!known)
+        return usage_error(command,
+                           "--emit takes 'fly', 'irdl', 'llvm', 'ptx', 'asm', 'cubin' or 'hsaco', "
+                           "not '%s'",
+                           v);
       o->emit = v;
     } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--kernel"))) {
       o->check.only_kernel = v;

@@ -572,6 +572,15 @@ done:
   mlirOperationDestroy(op);
 }
 
+/* max and min of floats: the NVVM conversion calls libdevice for them;
+   llvm.maxnum is max.f32 on NVIDIA and v_max_f32 on AMD. */
+static void min_max(FlyBuild *b, MlirOperation op, bool max) {
+  MlirValue v[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1)};
+  MlirValue r = intrinsic(b, max ? "llvm.maxnum" : "llvm.minnum", mlirValueGetType(v[0]), 2, v);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
+  mlirOperationDestroy(op);
+}
+
 /* ---- casts and launch sizes ---------------------------------------------------------------- */
 
 static bool is_f8(MlirType t) {
@@ -631,7 +640,8 @@ static MlirWalkResult collect(MlirOperation op, void *user) {
   if ((n.length > 4 && memcmp(n.data, "fly.", 4) == 0) ||
       (n.length > 5 && memcmp(n.data, "math.", 5) == 0) || fly_lower_is(op, "gpu.block_dim") ||
       fly_lower_is(op, "gpu.grid_dim") || fly_lower_is(op, "arith.truncf") ||
-      fly_lower_is(op, "arith.extf")) {
+      fly_lower_is(op, "arith.extf") || fly_lower_is(op, "arith.maxnumf") ||
+      fly_lower_is(op, "arith.minnumf")) {
     if (o->n == o->cap) {
       int cap = o->cap ? o->cap * 2 : 64;
       MlirOperation *p = realloc(o->op, sizeof *p * (size_t)cap);
@@ -668,6 +678,8 @@ bool fly_lower_to_target(FlyMlir *m, MlirOperation root, bool amd) {
     snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
     if (strncmp(name, "math.", 5) == 0)
       math(&b, op, name + 5, amd);
+    else if (strcmp(name, "arith.maxnumf") == 0 || strcmp(name, "arith.minnumf") == 0)
+      min_max(&b, op, name[6] == 'm' && name[7] == 'a');
     else if (strncmp(name, "arith.", 6) == 0)
       float_cast(&b, op);
     else if (strncmp(name, "gpu.", 4) == 0)

@@ -494,25 +494,25 @@ static bool is_tuple_op(MlirOperation op) {
          fly_lower_is(op, "fly.crd2idx") || fly_lower_is(op, "fly.idx2crd");
 }
 
+/* Whether the kernels are for AMD, whose private memory is address space 5:
+   the gpu.module's target once attached, else the target the tracer wrote
+   in each kernel's fly.specialization ("k BLOCK=256 @gfx942"). */
+static MlirWalkResult find_amd(MlirOperation op, void *user) {
+  bool *amd = user;
+  MlirStringRef key = mlirStringRefCreateFromCString(
+      fly_lower_is(op, "gpu.module") ? "targets" : "fly.specialization");
+  MlirAttribute a = mlirOperationGetAttributeByName(op, key);
+  if (mlirAttributeIsNull(a))
+    return MlirWalkResultAdvance;
+  char *text = fly_lower_attr_text(a);
+  *amd = text && (strstr(text, "#rocdl.target") || strstr(text, "@gfx"));
+  free(text);
+  return MlirWalkResultInterrupt;
+}
+
 static bool targets_amd(MlirOperation root) {
   bool amd = false;
-  /* The gpu.module's target attribute, once attached, says which. */
-  MlirOperation gm = root;
-  if (!fly_lower_is(root, "gpu.module")) {
-    MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(root, 0));
-    for (gm = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(gm);
-         gm = mlirOperationGetNextInBlock(gm))
-      if (fly_lower_is(gm, "gpu.module"))
-        break;
-  }
-  if (mlirOperationIsNull(gm))
-    return false;
-  MlirAttribute t = mlirOperationGetAttributeByName(gm, mlirStringRefCreateFromCString("targets"));
-  if (!mlirAttributeIsNull(t) && mlirAttributeIsAArray(t) && mlirArrayAttrGetNumElements(t) > 0) {
-    char *text = fly_lower_attr_text(mlirArrayAttrGetElement(t, 0));
-    amd = text && strstr(text, "#rocdl.target");
-    free(text);
-  }
+  mlirOperationWalk(root, find_amd, &amd, MlirWalkPreOrder);
   return amd;
 }
 

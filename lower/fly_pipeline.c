@@ -1,5 +1,7 @@
 /* fly_pipeline.c — the upstream lowering stages per target (fly_pipeline.h). */
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +12,7 @@
 #include "mlir-c/Dialect/GPU.h"
 #include "mlir-c/Pass.h"
 #include "mlir-c/RegisterEverything.h"
+#include "mlir-c/Target/LLVMIR.h"
 
 static MlirStringRef ref(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -46,8 +49,9 @@ bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *o
   return f.found;
 }
 
-/* The pass pipeline for one target: attach the target, the Fly passes, then
-   the upstream conversions inside the gpu.module and the serialisation. */
+/* The stages for one target, as mlir-opt would take them: attach the
+   target, the Fly passes, the upstream conversions inside the gpu.module,
+   then to LLVM. Serialisation comes after (fly_pipeline_compile). */
 static bool pipeline_for(const char *arch, char *buf, size_t n) {
   bool nvidia = strncmp(arch, "sm_", 3) == 0;
   if (nvidia)
@@ -55,14 +59,13 @@ static bool pipeline_for(const char *arch, char *buf, size_t n) {
                     "nvvm-attach-target{chip=%s O=3},fly-layout-lowering,convert-fly-to-nvvm,"
                     "canonicalize,cse,gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-llvm,"
                     "convert-scf-to-cf,convert-gpu-to-nvvm),gpu-to-llvm,"
-                    "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}",
+                    "reconcile-unrealized-casts",
                     arch) < (int)n;
   return snprintf(buf, n,
                   "rocdl-attach-target{chip=%s O=3},fly-layout-lowering,convert-fly-to-rocdl,"
                   "canonicalize,cse,gpu.module(convert-amdgpu-to-rocdl{chipset=%s},"
                   "convert-vector-to-llvm,convert-scf-to-cf,convert-gpu-to-rocdl{chipset=%s "
-                  "runtime=HIP}),gpu-to-llvm,"
-                  "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}",
+                  "runtime=HIP}),gpu-to-llvm,reconcile-unrealized-casts",
                   arch, arch, arch) < (int)n;
 }
 
@@ -75,29 +78,169 @@ static char *dup_ref(MlirStringRef s) {
   return r;
 }
 
-/* The object of the gpu.binary the serialisation left in the module. */
-static char *binary_text(MlirModule module, size_t *len) {
+static MlirOperation first_named(MlirModule module, const char *name) {
   MlirBlock body = mlirModuleGetBody(module);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+  MlirOperation op;
+  for (op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
-    if (name.length != 10 || memcmp(name.data, "gpu.binary", 10) != 0)
-      continue;
-    MlirAttribute objects = mlirOperationGetAttributeByName(op, ref("objects"));
-    if (mlirAttributeIsNull(objects) || mlirArrayAttrGetNumElements(objects) < 1)
-      return NULL;
-    MlirAttribute obj = mlirArrayAttrGetElement(objects, 0);
-    if (!mlirAttributeIsAGPUObjectAttr(obj))
-      return NULL;
-    MlirStringRef text = mlirGPUObjectAttrGetObject(obj);
-    *len = text.length;
-    return dup_ref(text);
+    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+    if (n.length == strlen(name) && memcmp(n.data, name, n.length) == 0)
+      break;
   }
-  return NULL;
+  return op;
 }
 
-char *fly_pipeline_assembly(FlyMlir *m, MlirModule module, const char *arch, size_t *len,
-                            char **why) {
+/* The object of the gpu.binary the serialisation left in the module. */
+static char *binary_text(MlirModule module, size_t *len) {
+  MlirOperation op = first_named(module, "gpu.binary");
+  if (mlirOperationIsNull(op))
+    return NULL;
+  MlirAttribute objects = mlirOperationGetAttributeByName(op, ref("objects"));
+  if (mlirAttributeIsNull(objects) || mlirArrayAttrGetNumElements(objects) < 1)
+    return NULL;
+  MlirAttribute obj = mlirArrayAttrGetElement(objects, 0);
+  if (!mlirAttributeIsAGPUObjectAttr(obj))
+    return NULL;
+  MlirStringRef text = mlirGPUObjectAttrGetObject(obj);
+  *len = text.length;
+  return dup_ref(text);
+}
+
+/* Runs a pipeline text on the module; false with the reason in *why. */
+static bool run_text(FlyMlir *m, MlirModule module, const char *text, char **why) {
+  MlirPassManager pm = mlirPassManagerCreate(m->ctx);
+  char *err_text = NULL;
+  size_t err_len = 0;
+  FILE *err = open_memstream(&err_text, &err_len);
+  if (!err) {
+    mlirPassManagerDestroy(pm);
+    return false;
+  }
+  bool ok = fly_pass_pipeline_add(pm, text, err);
+  fclose(err);
+  if (!ok) {
+    *why = err_text;
+    mlirPassManagerDestroy(pm);
+    return false;
+  }
+  free(err_text);
+  ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module)));
+  mlirPassManagerDestroy(pm);
+  if (!ok)
+    *why = fly_mlir_take_messages(m);
+  return ok;
+}
+
+/* Writes text to DIR/NN_name; dumps are a debugging aid, so a failure to
+   write one is reported but does not stop the compile. */
+static void dump_text(const char *dir, int *n, const char *name, const char *text, size_t len) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%02d_%s", dir, (*n)++, name);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "flyc: warning: cannot write the dump %s\n", path);
+    return;
+  }
+  fwrite(text, 1, len, f);
+  fclose(f);
+}
+
+static void print_to(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, user); }
+
+static void dump_module(const char *dir, int *n, const char *name, MlirModule module) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (!f)
+    return;
+  MlirOpPrintingFlags flags = mlirOpPrintingFlagsCreate();
+  mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+  mlirOperationPrintWithFlags(mlirModuleGetOperation(module), flags, print_to, f);
+  mlirOpPrintingFlagsDestroy(flags);
+  fclose(f);
+  char file[160];
+  snprintf(file, sizeof file, "%s.mlir", name);
+  dump_text(dir, n, file, text, len);
+  free(text);
+}
+
+/* The pipeline, one stage at a time with a dump after each, or at once. */
+static bool run_stages(FlyMlir *m, MlirModule module, const char *text, const char *dump, int *n,
+                       char **why) {
+  if (!dump)
+    return run_text(m, module, text, why);
+  dump_module(dump, n, "origin", module);
+  const char *s = text;
+  while (*s) {
+    const char *e = s;
+    int depth = 0;
+    while (*e && (depth > 0 || *e != ',')) {
+      depth += *e == '(' || *e == '{';
+      depth -= *e == ')' || *e == '}';
+      e++;
+    }
+    char stage[512], name[128];
+    snprintf(stage, sizeof stage, "%.*s", (int)(e - s), s);
+    size_t k = strcspn(stage, "{(");
+    snprintf(name, sizeof name, "%.*s", (int)(k < 100 ? k : 100), stage);
+    if (!run_text(m, module, stage, why))
+      return false;
+    dump_module(dump, n, name, module);
+    s = *e ? e + 1 : e;
+  }
+  return true;
+}
+
+/* ld.lld, as the ROCDL serialiser looks for it: TOOLKIT/llvm/bin/ld.lld.
+   A private directory with a link to the linker found here. */
+static char *lld_toolkit(char **why) {
+  const char *cands[] = {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22", "/usr/bin/ld.lld"};
+  const char *lld = NULL, *env = getenv("FLYC_LLD");
+  if (env && *env)
+    lld = access(env, X_OK) == 0 ? env : NULL; /* only the one named */
+  else
+    for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !lld; i++)
+      if (access(cands[i], X_OK) == 0)
+        lld = cands[i];
+  if (!lld) {
+    *why = strdup("an AMD code object needs ld.lld from lld-22 (set FLYC_LLD to its path)");
+    return NULL;
+  }
+  const char *tmp = getenv("TMPDIR");
+  char *dir = malloc(1024);
+  if (!dir)
+    return NULL;
+  snprintf(dir, 1024, "%s/flyc-toolkit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  char sub[1100];
+  bool ok = mkdtemp(dir) != NULL;
+  snprintf(sub, sizeof sub, "%s/llvm", dir);
+  ok = ok && mkdir(sub, 0700) == 0;
+  snprintf(sub, sizeof sub, "%s/llvm/bin", dir);
+  ok = ok && mkdir(sub, 0700) == 0;
+  snprintf(sub, sizeof sub, "%s/llvm/bin/ld.lld", dir);
+  ok = ok && symlink(lld, sub) == 0;
+  if (!ok) {
+    *why = strdup("cannot make a temporary directory for ld.lld");
+    free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
+static void remove_toolkit(char *dir) {
+  char p[1100];
+  snprintf(p, sizeof p, "%s/llvm/bin/ld.lld", dir);
+  unlink(p);
+  snprintf(p, sizeof p, "%s/llvm/bin", dir);
+  rmdir(p);
+  snprintf(p, sizeof p, "%s/llvm", dir);
+  rmdir(p);
+  rmdir(dir);
+  free(dir);
+}
+
+char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyEmitKind kind,
+                           const char *dump, size_t *len, char **why) {
   *why = NULL;
   static bool registered;
   if (!registered) {
@@ -108,28 +251,54 @@ char *fly_pipeline_assembly(FlyMlir *m, MlirModule module, const char *arch, siz
   char text[1024];
   if (!pipeline_for(arch, text, sizeof text))
     return NULL;
-  MlirPassManager pm = mlirPassManagerCreate(m->ctx);
-  char *out = NULL;
-  FILE *err = NULL;
-  char *err_text = NULL;
-  size_t err_len = 0;
-  err = open_memstream(&err_text, &err_len);
-  if (!err) {
-    mlirPassManagerDestroy(pm);
+  int n = 0;
+  if (!run_stages(m, module, text, dump, &n, why))
     return NULL;
+  bool amd = strncmp(arch, "gfx", 3) == 0;
+  if (kind == FLY_EMIT_LLVM || dump) {
+    MlirOperation gm = first_named(module, "gpu.module");
+    char *ir = mlirOperationIsNull(gm) ? NULL : mlirTranslateModuleToLLVMIRToString(gm);
+    if (!ir) {
+      *why = fly_mlir_take_messages(m);
+      return NULL;
+    }
+    if (dump)
+      dump_text(dump, &n, "llvm.ll", ir, strlen(ir));
+    if (kind == FLY_EMIT_LLVM) {
+      *len = strlen(ir);
+      return ir;
+    }
+    free(ir);
   }
-  if (!fly_pass_pipeline_add(pm, text, err)) {
-    fclose(err);
-    *why = err_text;
-    mlirPassManagerDestroy(pm);
+  char *toolkit = NULL;
+  if (kind == FLY_EMIT_BIN && amd && !(toolkit = lld_toolkit(why)))
     return NULL;
+  if (dump && kind == FLY_EMIT_BIN) {
+    /* The assembly too, from a copy of the module (serialising consumes the
+       gpu.module). */
+    MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(module)));
+    char *why2 = NULL;
+    size_t alen = 0;
+    char *asm_text = NULL;
+    if (run_text(m, copy, "gpu-module-to-binary{format=isa}", &why2))
+      asm_text = binary_text(copy, &alen);
+    if (asm_text)
+      dump_text(dump, &n, amd ? "gcn.s" : "ptx.ptx", asm_text, alen);
+    free(asm_text);
+    free(why2);
+    mlirModuleDestroy(copy);
   }
-  fclose(err);
-  free(err_text);
-  if (mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module))))
-    out = binary_text(module, len);
-  mlirPassManagerDestroy(pm);
-  if (!out)
+  char serialise[1200];
+  if (toolkit)
+    snprintf(serialise, sizeof serialise, "gpu-module-to-binary{format=bin toolkit=%s}", toolkit);
+  else
+    snprintf(serialise, sizeof serialise, "gpu-module-to-binary{format=isa}");
+  char *out = run_text(m, module, serialise, why) ? binary_text(module, len) : NULL;
+  if (toolkit)
+    remove_toolkit(toolkit);
+  if (out && dump && kind != FLY_EMIT_BIN)
+    dump_text(dump, &n, amd ? "gcn.s" : "ptx.ptx", out, *len);
+  if (!out && !*why)
     *why = fly_mlir_take_messages(m);
   return out;
 }

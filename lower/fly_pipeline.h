@@ -2,10 +2,7 @@
  * target (attach the target, gpu to NVVM or ROCDL, gpu to LLVM, serialise
  * the gpu.module), ending in PTX for NVIDIA and GCN assembly for AMD.
  *
- * First step of the lowering: kernels made only of upstream operations
- * (numbers, control flow, GPU indices, printf) lower end to end; the Fly
- * lowering passes that remove Fly operations come next, and until then a
- * Fly operation is reported at its location. */
+ * The Fly passes (fly_lower.h) run first, after the target is attached. */
 #ifndef FLY_PIPELINE_H
 #define FLY_PIPELINE_H
 
@@ -24,11 +21,18 @@ typedef struct FlyPendingOp {
 } FlyPendingOp;
 bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *out);
 
+/* What fly_pipeline_compile gives: the LLVM IR of the gpu.module (text),
+   its assembly (PTX or GCN), or its binary (AMD: an HSACO code object; for
+   NVIDIA the caller runs ptxas on the PTX). */
+typedef enum FlyEmitKind { FLY_EMIT_LLVM, FLY_EMIT_ASM, FLY_EMIT_BIN } FlyEmitKind;
+
 /* Lowers the module in place for arch (sm_80, sm_90, sm_90a, gfx90a,
-   gfx942, gfx950, gfx1201) and returns the text of its serialised
-   gpu.module (PTX or GCN assembly), malloc'd, with its length in *len. NULL
-   after an error, with MLIR's messages in *why (malloc'd, may be NULL). */
-char *fly_pipeline_assembly(FlyMlir *m, MlirModule module, const char *arch, size_t *len,
-                            char **why);
+   gfx942, gfx950, gfx1201) and returns what kind asks for, malloc'd, with
+   its length in *len. NULL after an error, with MLIR's messages in *why
+   (malloc'd, may be NULL). With dump a directory, every stage's module is
+   written there, numbered (00_origin.mlir, 01_nvvm-attach-target.mlir ...),
+   then the LLVM IR and the assembly. */
+char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyEmitKind kind,
+                           const char *dump, size_t *len, char **why);
 
 #endif

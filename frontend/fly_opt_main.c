@@ -1,0 +1,127 @@
+/* fly-opt: runs a pass pipeline on an MLIR file with the Fly dialect and the
+ * Fly passes registered, as mlir-opt does for upstream dialects.
+ *
+ *   fly-opt FILE [--pass-pipeline=PIPELINE] [-o OUT]
+ *
+ * PIPELINE mixes Fly passes (fly-layout-lowering, convert-fly-to-nvvm,
+ * convert-fly-to-rocdl) with any upstream ones, comma-separated, optionally
+ * inside builtin.module(...). FILE "-" reads standard input. The result is
+ * printed (generic form for Fly operations) to standard output or OUT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fly_lower.h"
+#include "fly_mlir.h"
+#include "mlir-c/RegisterEverything.h"
+
+static const char usage[] =
+    "usage: fly-opt FILE [--pass-pipeline=PIPELINE] [-o OUT] [--mlir-print-debuginfo]\n"
+    "\n"
+    "Runs PIPELINE (Fly passes and upstream ones, comma-separated) on the MLIR\n"
+    "module in FILE ('-': standard input) and prints the result.\n"
+    "Fly passes: fly-layout-lowering, convert-fly-to-nvvm, convert-fly-to-rocdl.\n";
+
+static char *read_input(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *buf = NULL;
+  size_t cap = 0, n = 0, got;
+  do {
+    if (n + 65536 + 1 > cap) {
+      char *p = realloc(buf, cap = n + 65536 + 1);
+      if (!p) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = p;
+    }
+    got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+  } while (got > 0);
+  if (f != stdin)
+    fclose(f);
+  if (buf)
+    buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+int main(int argc, char **argv) {
+  const char *file = NULL, *pipeline = NULL, *out_path = NULL;
+  bool debuginfo = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (strncmp(argv[i], "--pass-pipeline=", 16) == 0) {
+      pipeline = argv[i] + 16;
+    } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+      out_path = argv[++i];
+    } else if (strcmp(argv[i], "--mlir-print-debuginfo") == 0) {
+      debuginfo = true;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      fprintf(stderr, "fly-opt: error: unknown option '%s'\n%s", argv[i], usage);
+      return 2;
+    } else if (file) {
+      fprintf(stderr, "fly-opt: error: more than one input ('%s')\n", argv[i]);
+      return 2;
+    } else {
+      file = argv[i];
+    }
+  }
+  if (!file) {
+    fprintf(stderr, "fly-opt: error: no input file\n%s", usage);
+    return 2;
+  }
+  size_t len;
+  char *text = read_input(file, &len);
+  if (!text) {
+    fprintf(stderr, "fly-opt: error: cannot read '%s'\n", file);
+    return 1;
+  }
+  FlyMlir m;
+  if (!fly_mlir_init(&m)) {
+    free(text);
+    return 1;
+  }
+  mlirRegisterAllPasses();
+  mlirRegisterAllLLVMTranslations(m.ctx);
+  int status = 1;
+  MlirModule module = mlirModuleCreateParse(m.ctx, mlirStringRefCreate(text, len));
+  if (mlirModuleIsNull(module)) {
+    char *why = fly_mlir_take_messages(&m);
+    fprintf(stderr, "%s", why ? why : "fly-opt: error: the input is not an MLIR module\n");
+    free(why);
+  } else {
+    bool ok = true;
+    if (pipeline) {
+      MlirPassManager pm = mlirPassManagerCreate(m.ctx);
+      ok = fly_pass_pipeline_add(pm, pipeline, stderr);
+      if (!ok)
+        fprintf(stderr, "\nfly-opt: error: cannot parse the pipeline '%s'\n", pipeline);
+      else
+        ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module)));
+      mlirPassManagerDestroy(pm);
+    }
+    char *why = fly_mlir_take_messages(&m);
+    if (why)
+      fprintf(stderr, "%s", why);
+    free(why);
+    if (ok) {
+      FILE *out = out_path ? fopen(out_path, "w") : stdout;
+      if (!out) {
+        fprintf(stderr, "fly-opt: error: cannot write '%s'\n", out_path);
+      } else {
+        fly_mlir_print(mlirModuleGetOperation(module), out, debuginfo);
+        status = out == stdout || fclose(out) == 0 ? 0 : 1;
+      }
+    }
+    mlirModuleDestroy(module);
+  }
+  fly_mlir_release(&m);
+  free(text);
+  return status;
+}
