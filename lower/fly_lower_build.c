@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fly_builtins.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
@@ -17,26 +18,28 @@
 static void append_text(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, user); }
 
 /* Printed through a memory stream: MLIR prints in pieces. */
-char *fly_lower_type_text(MlirType t) {
+static char *print_text(MlirType t, MlirAttribute a) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return NULL;
-  mlirTypePrint(t, append_text, f);
+  if (!mlirTypeIsNull(t))
+    mlirTypePrint(t, append_text, f);
+  else
+    mlirAttributePrint(a, append_text, f);
   fclose(f);
   return buf;
 }
 
+char *fly_lower_type_text(MlirType t) {
+  MlirAttribute none = {NULL};
+  return print_text(t, none);
+}
+
 char *fly_lower_attr_text(MlirAttribute a) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f)
-    return NULL;
-  mlirAttributePrint(a, append_text, f);
-  fclose(f);
-  return buf;
+  MlirType none = {NULL};
+  return print_text(none, a);
 }
 
 char *fly_lower_quoted(const char *s, int index) {
@@ -403,6 +406,28 @@ bool fly_lower_is(MlirOperation op, const char *name) {
   return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
 }
 
+static MlirWalkResult collect_one(MlirOperation op, void *user) {
+  FlyOpList *l = user;
+  if (!l->want(op))
+    return MlirWalkResultAdvance;
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 64;
+    MlirOperation *p = realloc(l->ops, sizeof *p * (size_t)cap);
+    if (!p) {
+      l->failed = true;
+      return MlirWalkResultInterrupt;
+    }
+    l->ops = p;
+    l->cap = cap;
+  }
+  l->ops[l->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+void fly_lower_collect(MlirOperation root, FlyOpList *list) {
+  mlirOperationWalk(root, collect_one, list, MlirWalkPreOrder);
+}
+
 char *fly_lower_str_attr(MlirOperation op, const char *name) {
   MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
@@ -458,4 +483,21 @@ int fly_lower_addr_space(const char *space, int priv) {
   if (strcmp(space, "shared") == 0)
     return 3;
   return priv;
+}
+
+const FlyAtomInfo *fly_lower_mma_atom(MlirValue tiled_mma, char **warps) {
+  char *text = fly_lower_type_text(mlirValueGetType(tiled_mma));
+  char *name = text ? fly_lower_quoted(text, 0) : NULL;
+  if (warps)
+    *warps = text ? fly_lower_quoted(text, 1) : NULL;
+  free(text);
+  const char *dot = name ? strchr(name, '.') : NULL;
+  const FlyAtomInfo *atom = NULL;
+  if (dot) {
+    char ns[16];
+    snprintf(ns, sizeof ns, "%.*s", (int)(dot - name), name);
+    atom = fly_atom_find(ns, dot + 1, (uint32_t)strlen(dot + 1));
+  }
+  free(name);
+  return atom;
 }

@@ -136,3 +136,19 @@ int fly_lower_addr_space(const char *space, int priv);
 char *fly_lower_str_attr(MlirOperation op, const char *name);
 /* Whether the operation's name is `name`. */
 bool fly_lower_is(MlirOperation op, const char *name);
+
+/* The operations under root that `want` picks, in program order (pre-order
+   walk), collected before a pass rewrites them. ops NULL after running out
+   of memory. */
+typedef struct FlyOpList {
+  MlirOperation *ops;
+  int n, cap;
+  bool failed;
+  bool (*want)(MlirOperation op);
+} FlyOpList;
+void fly_lower_collect(MlirOperation root, FlyOpList *list);
+
+/* The MMA atom of a !fly.tiled_mma value (sema's table), NULL when unknown;
+   with warps not NULL, the text of its warps' layout (malloc'd). */
+struct FlyAtomInfo;
+const struct FlyAtomInfo *fly_lower_mma_atom(MlirValue tiled_mma, char **warps);

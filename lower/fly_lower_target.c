@@ -365,17 +365,7 @@ static MlirValue nv_mma_bf16(FlyBuild *b, const FlyAtomInfo *atom, MlirValue x, 
 }
 
 static void gemm(FlyBuild *b, MlirOperation op, bool amd) {
-  char *text = fly_lower_type_text(mlirValueGetType(mlirOperationGetOperand(op, 0)));
-  char *name = text ? fly_lower_quoted(text, 0) : NULL;
-  free(text);
-  const char *dot = name ? strchr(name, '.') : NULL;
-  const FlyAtomInfo *atom = NULL;
-  if (dot) {
-    char ns[16];
-    snprintf(ns, sizeof ns, "%.*s", (int)(dot - name), name);
-    atom = fly_atom_find(ns, dot + 1, (uint32_t)strlen(dot + 1));
-  }
-  free(name);
+  const FlyAtomInfo *atom = fly_lower_mma_atom(mlirOperationGetOperand(op, 0), NULL);
   if (!atom || (strcmp(atom->vendor, "amd") == 0) != amd)
     return fly_build_error(b, "internal error: an MMA atom of another target");
   MlirValue A = mlirOperationGetOperand(op, 1), B = mlirOperationGetOperand(op, 2),
@@ -628,33 +618,15 @@ static void launch_dim(FlyBuild *b, MlirOperation op) {
 
 /* ---- the pass ------------------------------------------------------------------------------- */
 
-typedef struct Ops {
-  MlirOperation *op;
-  int n, cap;
-  bool failed;
-} Ops;
-
-static MlirWalkResult collect(MlirOperation op, void *user) {
-  Ops *o = user;
+/* What this pass rewrites: Fly operations, math, float max/min and casts
+   (f8), and AMD's launch sizes. */
+static bool wanted(MlirOperation op) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  if ((n.length > 4 && memcmp(n.data, "fly.", 4) == 0) ||
-      (n.length > 5 && memcmp(n.data, "math.", 5) == 0) || fly_lower_is(op, "gpu.block_dim") ||
-      fly_lower_is(op, "gpu.grid_dim") || fly_lower_is(op, "arith.truncf") ||
-      fly_lower_is(op, "arith.extf") || fly_lower_is(op, "arith.maxnumf") ||
-      fly_lower_is(op, "arith.minnumf")) {
-    if (o->n == o->cap) {
-      int cap = o->cap ? o->cap * 2 : 64;
-      MlirOperation *p = realloc(o->op, sizeof *p * (size_t)cap);
-      if (!p) {
-        o->failed = true;
-        return MlirWalkResultInterrupt;
-      }
-      o->op = p;
-      o->cap = cap;
-    }
-    o->op[o->n++] = op;
-  }
-  return MlirWalkResultAdvance;
+  return (n.length > 4 && memcmp(n.data, "fly.", 4) == 0) ||
+         (n.length > 5 && memcmp(n.data, "math.", 5) == 0) || fly_lower_is(op, "gpu.block_dim") ||
+         fly_lower_is(op, "gpu.grid_dim") || fly_lower_is(op, "arith.truncf") ||
+         fly_lower_is(op, "arith.extf") || fly_lower_is(op, "arith.maxnumf") ||
+         fly_lower_is(op, "arith.minnumf");
 }
 
 static bool unused(MlirOperation op) {
@@ -665,13 +637,13 @@ static bool unused(MlirOperation op) {
 }
 
 bool fly_lower_to_target(FlyMlir *m, MlirOperation root, bool amd) {
-  Ops o = {NULL, 0, 0, false};
-  mlirOperationWalk(root, collect, &o, MlirWalkPreOrder);
+  FlyOpList o = {NULL, 0, 0, false, wanted};
+  fly_lower_collect(root, &o);
   MlirType i32 = mlirIntegerTypeGet(m->ctx, 32);
   bool ok = !o.failed;
   bool *kept = calloc((size_t)(o.n ? o.n : 1), sizeof *kept);
   for (int i = 0; i < o.n && ok; i++) {
-    MlirOperation op = o.op[i];
+    MlirOperation op = o.ops[i];
     FlyBuild b = {m, {mlirOperationGetBlock(op), op}, mlirOperationGetLocation(op), i32, false};
     MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
     char name[64];
@@ -701,9 +673,9 @@ bool fly_lower_to_target(FlyMlir *m, MlirOperation root, bool amd) {
     ok = !b.failed;
   }
   for (int i = o.n - 1; i >= 0 && ok; i--)
-    if (kept[i] && unused(o.op[i]))
-      mlirOperationDestroy(o.op[i]);
+    if (kept[i] && unused(o.ops[i]))
+      mlirOperationDestroy(o.ops[i]);
   free(kept);
-  free(o.op);
+  free(o.ops);
   return ok;
 }

@@ -31,29 +31,12 @@ typedef struct Views {
   int priv_as;
   Tuple *tuples;
   int ntuples, cap;
-  MlirOperation *ops;
-  int nops, opcap;
   int smem;
-  bool failed;
 } Views;
 
-static MlirWalkResult collect(MlirOperation op, void *user) {
-  Views *w = user;
+static bool is_fly(MlirOperation op) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-  if (n.length > 4 && memcmp(n.data, "fly.", 4) == 0) {
-    if (w->nops == w->opcap) {
-      int cap = w->opcap ? w->opcap * 2 : 64;
-      MlirOperation *p = realloc(w->ops, sizeof *p * (size_t)cap);
-      if (!p) {
-        w->failed = true;
-        return MlirWalkResultInterrupt;
-      }
-      w->ops = p;
-      w->opcap = cap;
-    }
-    w->ops[w->nops++] = op;
-  }
-  return MlirWalkResultAdvance;
+  return n.length > 4 && memcmp(n.data, "fly.", 4) == 0;
 }
 
 static Tuple *tuple_of(Views *w, MlirValue v) {
@@ -269,17 +252,8 @@ static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayoutTree *sr
    operand, plus its warp's tile (the warps laid out by the tiled MMA's
    layout, column-major). */
 static FlySym mma_offset(FlyBuild *b, MlirOperation op, char operand, const FlyLayoutTree *src) {
-  char *text = fly_lower_type_text(mlirValueGetType(mlirOperationGetOperand(op, 0)));
-  char *name = text ? fly_lower_quoted(text, 0) : NULL;
-  char *warps = text ? fly_lower_quoted(text, 1) : NULL;
-  free(text);
-  const char *dot = name ? strchr(name, '.') : NULL;
-  const FlyAtomInfo *atom = NULL;
-  if (dot) {
-    char ns[16];
-    snprintf(ns, sizeof ns, "%.*s", (int)(dot - name), name);
-    atom = fly_atom_find(ns, dot + 1, (uint32_t)strlen(dot + 1));
-  }
+  char *warps = NULL;
+  const FlyAtomInfo *atom = fly_lower_mma_atom(mlirOperationGetOperand(op, 0), &warps);
   FlyLayoutTree T = {0}, W = {0};
   FlySym off = fly_sym_const(0);
   if (!atom || !warps || !fly_layout_tree_parse(atom->tv[operand - 'A'], NULL, 0, &T) ||
@@ -321,7 +295,6 @@ static FlySym mma_offset(FlyBuild *b, MlirOperation op, char operand, const FlyL
 done:
   fly_layout_tree_free(&T);
   fly_layout_tree_free(&W);
-  free(name);
   free(warps);
   return off;
 }
@@ -517,17 +490,18 @@ static bool targets_amd(MlirOperation root) {
 }
 
 bool fly_lower_layouts(FlyMlir *m, MlirOperation root) {
-  Views w = {m, targets_amd(root) ? 5 : 0, NULL, 0, 0, NULL, 0, 0, 0, false};
-  mlirOperationWalk(root, collect, &w, MlirWalkPreOrder);
+  Views w = {m, targets_amd(root) ? 5 : 0, NULL, 0, 0, 0};
+  FlyOpList list = {NULL, 0, 0, false, is_fly};
+  fly_lower_collect(root, &list);
   MlirType i32 = mlirIntegerTypeGet(m->ctx, 32);
-  bool ok = !w.failed;
+  bool ok = !list.failed;
   /* Noted before the rewrites, which destroy the other operations. */
-  bool *tuple_op = calloc((size_t)(w.nops ? w.nops : 1), sizeof *tuple_op);
-  for (int i = 0; i < w.nops && tuple_op; i++)
-    tuple_op[i] = is_tuple_op(w.ops[i]);
+  bool *tuple_op = calloc((size_t)(list.n ? list.n : 1), sizeof *tuple_op);
+  for (int i = 0; i < list.n && tuple_op; i++)
+    tuple_op[i] = is_tuple_op(list.ops[i]);
   ok = ok && tuple_op;
-  for (int i = 0; i < w.nops && ok; i++) {
-    MlirOperation op = w.ops[i];
+  for (int i = 0; i < list.n && ok; i++) {
+    MlirOperation op = list.ops[i];
     FlyBuild b = {m, {mlirOperationGetBlock(op), op}, mlirOperationGetLocation(op), i32, false};
     MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
     char name[64];
@@ -552,13 +526,13 @@ bool fly_lower_layouts(FlyMlir *m, MlirOperation root) {
     ok = !b.failed;
   }
   /* The tuple operations go last, users first. */
-  for (int i = w.nops - 1; i >= 0 && ok; i--)
+  for (int i = list.n - 1; i >= 0 && ok; i--)
     if (tuple_op[i])
-      mlirOperationDestroy(w.ops[i]);
+      mlirOperationDestroy(list.ops[i]);
   free(tuple_op);
   for (int i = 0; i < w.ntuples; i++)
     fly_tree_free(w.tuples[i].tree);
   free(w.tuples);
-  free(w.ops);
+  free(list.ops);
   return ok;
 }
