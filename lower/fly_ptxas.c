@@ -1,6 +1,7 @@
 /* fly_ptxas.c — running ptxas (fly_ptxas.h). */
 #include "fly_ptxas.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +87,7 @@ char *fly_ptxas_compile(const char *ptx, size_t ptx_len, const char *arch, size_
     char *argv[] = {tool, archopt, "-O3", in, "-o", out, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, log, 0101 /* O_WRONLY|O_CREAT */, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, 2, 1);
     pid_t pid;
     int status = -1;
