@@ -13,6 +13,7 @@
 
 #include "fly_lower.h"
 #include "fly_mlir.h"
+#include "fly_source.h"
 #include "mlir-c/RegisterEverything.h"
 
 static const char usage[] =
@@ -21,33 +22,6 @@ static const char usage[] =
     "Runs PIPELINE (Fly passes and upstream ones, comma-separated) on the MLIR\n"
     "module in FILE ('-': standard input) and prints the result.\n"
     "Fly passes: fly-layout-lowering, convert-fly-to-nvvm, convert-fly-to-rocdl.\n";
-
-static char *read_input(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0, got;
-  do {
-    if (n + 65536 + 1 > cap) {
-      char *p = realloc(buf, cap = n + 65536 + 1);
-      if (!p) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = p;
-    }
-    got = fread(buf + n, 1, cap - n - 1, f);
-    n += got;
-  } while (got > 0);
-  if (f != stdin)
-    fclose(f);
-  if (buf)
-    buf[n] = 0;
-  *len = n;
-  return buf;
-}
 
 int main(int argc, char **argv) {
   const char *file = NULL, *pipeline = NULL, *out_path = NULL;
@@ -77,9 +51,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t len;
-  char *text = read_input(file, &len);
+  const char *why_read = NULL;
+  char *text = fly_read_file(file, &len, &why_read);
   if (!text) {
-    fprintf(stderr, "fly-opt: error: cannot read '%s'\n", file);
+    fprintf(stderr, "fly-opt: error: cannot read '%s': %s\n", file, why_read);
     return 1;
   }
   FlyMlir m;
@@ -90,11 +65,30 @@ int main(int argc, char **argv) {
   mlirRegisterAllPasses();
   mlirRegisterAllLLVMTranslations(m.ctx);
   int status = 1;
-  MlirModule module = mlirModuleCreateParse(m.ctx, mlirStringRefCreate(text, len));
+  /* Parsed under the file's name, so that diagnostics say where. */
+  MlirOperation parsed = mlirOperationCreateParse(
+      m.ctx, mlirStringRefCreate(text, len),
+      mlirStringRefCreateFromCString(strcmp(file, "-") ? file : "<stdin>"));
+  MlirModule module = {NULL};
+  if (!mlirOperationIsNull(parsed))
+    module = mlirModuleFromOperation(parsed);
+  if (!mlirOperationIsNull(parsed) && mlirModuleIsNull(module)) {
+    /* One top-level operation other than a module goes into one. */
+    module = mlirModuleCreateEmpty(mlirOperationGetLocation(parsed));
+    mlirBlockAppendOwnedOperation(mlirModuleGetBody(module), parsed);
+  } else if (mlirOperationIsNull(parsed)) {
+    /* Several top-level operations: the module parser wraps them, as
+       mlir-opt does (its locations then name no file). */
+    char *first = fly_mlir_take_messages(&m);
+    module = mlirModuleCreateParse(m.ctx, mlirStringRefCreate(text, len));
+    if (mlirModuleIsNull(module)) {
+      free(fly_mlir_take_messages(&m));
+      fputs(first ? first : "", stderr);
+    }
+    free(first);
+  }
   if (mlirModuleIsNull(module)) {
-    char *why = fly_mlir_take_messages(&m);
-    fprintf(stderr, "%s", why ? why : "fly-opt: error: the input is not an MLIR module\n");
-    free(why);
+    fprintf(stderr, "fly-opt: error: '%s' is not an MLIR module\n", file);
   } else {
     bool ok = true;
     if (pipeline) {

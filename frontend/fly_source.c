@@ -105,20 +105,26 @@ static char *read_all(FILE *in, size_t *len, const char **why) {
   return buf;
 }
 
-int fly_sources_load(FlySourceManager *sm, const char *path, char *err, size_t errlen) {
+char *fly_read_file(const char *path, size_t *len, const char **why) {
   bool is_stdin = strcmp(path, "-") == 0;
   FILE *in = is_stdin ? stdin : fopen(path, "rb");
   if (!in) {
-    set_err(err, errlen, "%s", strerror(errno));
-    return -1;
+    *why = strerror(errno);
+    return NULL;
   }
-  size_t len = 0;
-  const char *why = NULL;
   errno = 0;
-  char *text = read_all(in, &len, &why);
+  char *text = read_all(in, len, why);
   /* A directory opens but cannot be read: fread sets EISDIR. */
   if (!is_stdin)
     fclose(in);
+  return text;
+}
+
+int fly_sources_load(FlySourceManager *sm, const char *path, char *err, size_t errlen) {
+  bool is_stdin = strcmp(path, "-") == 0;
+  size_t len = 0;
+  const char *why = NULL;
+  char *text = fly_read_file(path, &len, &why);
   if (!text) {
     set_err(err, errlen, "%s", why);
     return -1;

@@ -44,6 +44,11 @@ static inline FlySpan fly_no_span(void) { return fly_span(-1, 0, 0); }
 void fly_sources_init(FlySourceManager *sm);
 void fly_sources_release(FlySourceManager *sm);
 
+/* The whole of a file ("-" is standard input), NUL-terminated after len
+ * bytes (malloc'd), up to FLY_SOURCE_MAX_BYTES; NULL with the reason in
+ * *why (errno's text, or the size limit). Binary files are fine. */
+char *fly_read_file(const char *path, size_t *len, const char **why);
+
 /* Loads a file ("-" is standard input). Returns its index, or -1 with a
  * message in err (errno's text, or the size limit). */
 int fly_sources_load(FlySourceManager *sm, const char *path, char *err, size_t errlen);

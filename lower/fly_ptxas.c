@@ -1,6 +1,8 @@
 /* fly_ptxas.c — running ptxas (fly_ptxas.h). */
 #include "fly_ptxas.h"
 
+#include "fly_source.h"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -26,30 +28,6 @@ char *fly_ptxas_find(void) {
   }
   return access("/usr/local/cuda/bin/ptxas", X_OK) == 0 ? strdup("/usr/local/cuda/bin/ptxas")
                                                         : NULL;
-}
-
-static char *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0, got;
-  do {
-    if (n + 65536 > cap) {
-      char *p = realloc(buf, cap = n + 65536);
-      if (!p) {
-        free(buf);
-        fclose(f);
-        return NULL;
-      }
-      buf = p;
-    }
-    got = fread(buf + n, 1, cap - n, f);
-    n += got;
-  } while (got > 0);
-  fclose(f);
-  *len = n;
-  return buf;
 }
 
 static char *fail(char **why, const char *msg, const char *detail) {
@@ -95,18 +73,16 @@ char *fly_ptxas_compile(const char *ptx, size_t ptx_len, const char *arch, size_
       waitpid(pid, &status, 0);
     posix_spawn_file_actions_destroy(&fa);
     if (status == 0) {
-      result = read_all(out, len);
+      const char *ignored;
+      result = fly_read_file(out, len, &ignored);
       if (!result)
         fail(why, "ptxas wrote no cubin", NULL);
     } else {
       size_t n = 0;
-      char *msg = read_all(log, &n);
-      if (msg && n) {
-        msg[n - 1] = msg[n - 1] == '\n' ? 0 : msg[n - 1];
-        char *p = realloc(msg, n + 1);
-        if (p)
-          (msg = p)[n] = 0;
-      }
+      const char *ignored;
+      char *msg = fly_read_file(log, &n, &ignored);
+      if (msg && n && msg[n - 1] == '\n')
+        msg[n - 1] = 0; /* the message ends the line itself */
       fail(why, "ptxas rejected the PTX", msg);
       free(msg);
     }
