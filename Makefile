@@ -56,14 +56,21 @@ test-sanitize: $(BUILD_SAN)/build.ninja
 	$(CMAKE) --build $(BUILD_SAN) $(NINJA)
 	$(CTEST) --test-dir $(BUILD_SAN) --output-on-failure -j2
 
-# The examples are checked (syntax, imports) until the compiler can build and
-# run them; the first one's syntax tree shows what the front end made of it.
+# The examples are checked and compiled into one bundle for an NVIDIA and an
+# AMD target, and the bundles shown; running them needs the runtime (to come).
 demo: deps
 	$(MAKE) all
 	@for f in examples/*.fly; do for t in sm_90 gfx942; do \
 	  echo "\$$ flyc check $$f --target $$t --print-specializations"; \
 	  $(BUILD)/bin/flyc check $$f --target $$t --print-specializations || exit 1; \
 	done; done
+	@mkdir -p $(BUILD)/demo
+	@for f in examples/*.fly; do b=$(BUILD)/demo/$$(basename $$f .fly).flyb; \
+	  echo "\$$ flyc compile $$f --emit=bundle --target=sm_90,gfx942 -o $$b"; \
+	  $(BUILD)/bin/flyc compile $$f --emit=bundle --target=sm_90,gfx942 -o $$b || exit 1; \
+	done
+	@echo "\$$ flyc inspect $(BUILD)/demo/01-vector-add.flyb"
+	@$(BUILD)/bin/flyc inspect $(BUILD)/demo/01-vector-add.flyb
 	@echo "\$$ flyc eval 'ceil_div(1 << 20, 256 * 4)'"
 	@$(BUILD)/bin/flyc eval 'ceil_div(1 << 20, 256 * 4)'
 	@echo "\$$ flyc layout 'zipped_divide((8,16):(1,8), (4:1, 8:1))'"

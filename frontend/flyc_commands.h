@@ -8,5 +8,7 @@ int flyc_check_command(int argc, char **argv);
 int flyc_eval_command(int argc, char **argv);
 int flyc_layout_command(int argc, char **argv);
 int flyc_compile_command(int argc, char **argv);
+int flyc_cache_command(int argc, char **argv);
+int flyc_inspect_command(int argc, char **argv);
 
 #endif

@@ -1,24 +1,26 @@
-/* flyc_compile.c — `flyc compile`: check the kernels and trace them to MLIR. */
+/* flyc_compile.c — `flyc compile`: the command line over libflyc (libflyc.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fly_pipeline.h"
-#include "fly_ptxas.h"
-#include "fly_trace.h"
 #include "flyc_commands.h"
+#include "libflyc.h"
 #include "flyc_options.h"
 
 static const char compile_usage[] =
-    "usage: flyc compile FILE --emit=fly [-o OUT] [--kernel NAME] [-D NAME=VALUE ...]\n"
-    "                    [--target=ARCH] [options]\n"
+    "usage: flyc compile FILE --emit=KIND [-o OUT] [--target=ARCH[,ARCH...]]\n"
+    "                    [--kernel NAME] [-D NAME=VALUE ...] [options]\n"
     "\n"
-    "Checks FILE as 'flyc check' does, then traces each kernel (or only NAME)\n"
-    "for its specialisation and writes the module.\n"
+    "Checks FILE as 'flyc check' does, traces each kernel (or only NAME) for its\n"
+    "specialisation, and lowers it for the target. Compiled results are kept in\n"
+    "a disk cache: compiling the same sources with the same options again reads\n"
+    "them back without loading MLIR.\n"
     "\n"
     "Options:\n"
+    "  --emit=bundle            a bundle (.flyb) for the runtime: each kernel's\n"
+    "                           binary per target, its parameters and launch rule\n"
     "  --emit=fly               the Fly-level MLIR module (Fly dialect with gpu,\n"
     "                           arith, math, scf and vector), verified\n"
     "  --emit=irdl              the Fly dialect itself, in IRDL (FILE is not read)\n"
@@ -30,13 +32,16 @@ static const char compile_usage[] =
     "  --emit=hsaco             an AMD code object (needs ld.lld from lld-22)\n"
     "  -o OUT                   write to OUT instead of standard output; OUT is\n"
     "                           replaced only when compiling succeeds\n"
+    "  --target=ARCH[,ARCH...]  sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx950 or\n"
+    "                           gfx1201; several (listed, or --target repeated)\n"
+    "                           make one bundle. Default: $FLYC_TARGET, else the\n"
+    "                           GPU of this machine, else sm_90\n"
     "  --kernel=NAME            trace only the kernel NAME (all are checked)\n"
-    "  --split-input-file       compile each part of FILE between '// -----' lines\n"
-    "                           on its own; print the modules with the same marks\n"
-    "  --locations              print each operation's .fly source location\n"
     "  -D NAME=VALUE            bind the const parameter NAME of the kernels\n"
-    "  --target=ARCH            sm_80, sm_90 (the default), sm_90a, gfx90a, gfx942,\n"
-    "                           gfx950 or gfx1201\n"
+    "  --no-cache               neither read nor write the disk cache\n"
+    "  --split-input-file       compile each part of FILE between '// -----' lines\n"
+    "                           on its own; print the outputs with the same marks\n"
+    "  --locations              print each operation's .fly source location\n"
     "  --step-limit=N           compile-time steps allowed (default 1000000)\n"
     "  --depth-limit=N          nested helper calls allowed (default 200)\n"
     "  --stdlib=DIR             where 'import std.x;' looks\n"
@@ -45,9 +50,16 @@ static const char compile_usage[] =
     "  --error-limit=N          stop after N errors (default 20, 0: no limit)\n"
     "  -Werror                  treat warnings as errors\n"
     "\n"
-    "Environment: FLYC_DUMP_IR=1 writes the module after every stage, the LLVM IR\n"
-    "and the assembly to FLYC_DUMP_DIR (default ./flyc-dump)/FILE.ARCH/, numbered.\n"
-    "FLYC_PTXAS and FLYC_LLD name ptxas and ld.lld.\n";
+    "Environment:\n"
+    "  FLYC_CACHE=0             turn the disk cache off\n"
+    "  FLYC_CACHE_DIR=DIR       where it is (default $XDG_CACHE_HOME/fly or\n"
+    "                           ~/.cache/fly); see 'flyc cache'\n"
+    "  FLYC_TARGET=ARCH[,...]   the targets when --target is not given\n"
+    "  FLYC_DUMP_IR=1           write the module after every stage, the LLVM IR and\n"
+    "                           the assembly to FLYC_DUMP_DIR (default ./flyc-dump)\n"
+    "                           /FILE.ARCH/, numbered (the cache is not used then)\n"
+    "  FLYC_PTXAS, FLYC_LLD     the ptxas and ld.lld to use\n"
+    "  FLYC_BACKEND             the path of libflyc_lower.so, if not beside flyc\n";
 
 typedef struct Output {
   const char *path; /* NULL: standard output */
@@ -108,131 +120,39 @@ static bool close_output(Output *out, bool ok) {
   return ok;
 }
 
-/* The span of a location the tracer gave an operation (file:line:col). */
-static FlySpan span_at(const FlyUnit *u, const FlyPendingOp *p) {
-  uint32_t off;
-  for (int f = 0; f < u->sources.count; f++)
-    if (strcmp(u->sources.files[f].path, p->file) == 0 &&
-        fly_source_offset(&u->sources, f, p->line, p->col, &off))
-      return fly_span(f, off, off + 1);
-  return fly_no_span();
-}
-
-/* FLYC_DUMP_IR=1: FLYC_DUMP_DIR (or ./flyc-dump)/FILE.ARCH, made if needed;
-   NULL when dumps are off. */
-static char *dump_dir(const char *file, const char *arch) {
-  const char *on = getenv("FLYC_DUMP_IR");
-  if (!on || !*on || strcmp(on, "0") == 0)
-    return NULL;
-  const char *root = getenv("FLYC_DUMP_DIR");
-  if (!root || !*root)
-    root = "flyc-dump";
-  const char *base = strrchr(file, '/');
-  base = base ? base + 1 : file;
-  size_t stem = strlen(base);
-  if (stem > 4 && strcmp(base + stem - 4, ".fly") == 0)
-    stem -= 4;
-  char *dir = malloc(strlen(root) + stem + strlen(arch) + 8);
-  if (!dir)
-    return NULL;
-  sprintf(dir, "%s/%.*s.%s", root, (int)stem, base, arch);
-  mkdir(root, 0777);
-  mkdir(dir, 0777);
-  return dir;
-}
-
-/* --emit=llvm|ptx|asm|cubin|hsaco: the module through the target's pipeline. */
-static void write_lowered(FlyUnit *u, const FlycOptions *o, FlyMlir *m, MlirModule module,
-                          FILE *out) {
-  const char *arch = o->check.target.arch, *emit = o->emit;
-  bool nvidia = strcmp(o->check.target.vendor, "nvidia") == 0;
-  if ((strcmp(emit, "ptx") == 0 || strcmp(emit, "cubin") == 0) && !nvidia) {
-    fly_error(&u->diag, fly_no_span(),
-              "--emit=%s is for NVIDIA targets, and %s is AMD's (use --emit=asm for GCN "
-              "assembly, --emit=hsaco for a code object)",
-              emit, arch);
-    return;
-  }
-  if (strcmp(emit, "hsaco") == 0 && nvidia) {
-    fly_error(&u->diag, fly_no_span(),
-              "--emit=hsaco is for AMD targets, and %s is NVIDIA's (use --emit=ptx or "
-              "--emit=cubin)",
-              arch);
-    return;
-  }
-  FlyPendingOp p;
-  if (!nvidia && fly_pipeline_find_op(module, "gpu.printf", &p)) {
-    fly_error(&u->diag, span_at(u, &p),
-              "printf cannot be compiled for %s yet: AMD's device printf needs ROCm's device "
-              "library, which flyc does not use",
-              arch);
-    return;
-  }
-  FlyEmitKind kind = strcmp(emit, "llvm") == 0    ? FLY_EMIT_LLVM
-                     : strcmp(emit, "hsaco") == 0 ? FLY_EMIT_BIN
-                                                  : FLY_EMIT_ASM;
-  size_t len = 0;
-  char *why = NULL;
-  char *dump = dump_dir(o->file, arch);
-  char *text = fly_pipeline_compile(m, module, arch, kind, dump, &len, &why);
-  free(dump);
-  if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
-    /* A pass reported a problem at a .fly location: shown there. */
-    FlyPendingOp at;
-    snprintf(at.file, sizeof at.file, "%s", m->err_file);
-    at.line = m->err_line;
-    at.col = m->err_col;
-    fly_error(&u->diag, span_at(u, &at), "%s (lowering for %s)", m->err_msg, arch);
-    free(why);
-    return;
-  }
-  if (!text) {
-    fly_error(&u->diag, fly_no_span(),
-              "internal error: lowering for %s failed (please report this): %s", arch,
-              why ? why : "no message");
-    free(why);
-    return;
-  }
-  if (strcmp(emit, "cubin") == 0) {
-    char *cubin = fly_ptxas_compile(text, len, arch, &len, &why);
-    free(text);
-    if (!cubin) {
-      fly_error(&u->diag, fly_no_span(), "%s", why ? why : "ptxas failed");
-      free(why);
-      return;
+/* The options for libflyc: the command line's, less what only the command
+   reads (FILE, -o, --split-input-file), with the colour decided here, where
+   the diagnostics are printed. */
+static FlycCompileOptions library_options(const FlycOptions *o, int argc, char **argv) {
+  FlycCompileOptions lo = flycCompileOptionsCreate();
+  for (int i = 0; i < argc; i++) {
+    if (argv[i] == o->file || strcmp(argv[i], "--split-input-file") == 0 ||
+        strcmp(argv[i], "--") == 0)
+      continue;
+    if (strcmp(argv[i], "-o") == 0) {
+      i++;
+      continue;
     }
-    text = cubin;
+    flycCompileOptionsAdd(lo, argv[i]);
   }
-  fwrite(text, 1, len, out);
-  free(text);
+  if (o->color < 0)
+    flycCompileOptionsAdd(lo, fly_diag_color_default(stderr) ? "--color=always" : "--color=never");
+  return lo;
 }
 
-/* Checks and traces one unit (the file, or one part of it given as text)
-   and prints its module to out. Returns the exit status. */
-static int compile_unit(const FlycOptions *o, const char *text, size_t len, FILE *out) {
-  FlyUnit u;
-  fly_unit_init(&u, stderr);
-  flyc_apply_options(&u, o);
-  if (text)
-    fly_unit_load_text(&u, o->file, text, len);
-  else
-    fly_unit_load(&u, o->file);
-  fly_unit_check_definitions(&u);
-  FlyMlir m;
-  if (fly_unit_ok(&u) && fly_mlir_init(&m)) {
-    MlirModule module;
-    if (fly_trace_unit(&u, &o->check, &m, &module)) {
-      if (strcmp(o->emit, "fly") == 0)
-        fly_mlir_print(mlirModuleGetOperation(module), out, o->locations);
-      else
-        write_lowered(&u, o, &m, module, out);
-      mlirModuleDestroy(module);
-    }
-    fly_mlir_release(&m);
-  } else if (fly_unit_ok(&u)) {
-    u.diag.errors++;
-  }
-  return flyc_finish(&u);
+/* Compiles one unit (the file, or one part of it given as text) and writes
+   the output to out. Returns the exit status. */
+static int compile_unit(const FlycOptions *o, FlycCompileOptions lo, const char *text, size_t len,
+                        FILE *out) {
+  FlycCompileResult r = flycCompile(o->file, text, len, lo);
+  fputs(flycCompileResultDiagnostics(r), stderr);
+  size_t n;
+  const void *data = flycCompileResultData(r, &n);
+  if (data)
+    fwrite(data, 1, n, out);
+  int status = flycCompileResultStatus(r);
+  flycCompileResultDestroy(r);
+  return status;
 }
 
 /* A line `// -----` ends one part of a split file. */
@@ -251,7 +171,7 @@ static bool is_split_line(const char *p, const char *end) {
    own, as mlir-opt does, and the modules are printed with the same marks
    between them. A part is preceded by as many empty lines as come before it
    in the file, so its diagnostics give the file's own line numbers. */
-static int compile_split(const FlycOptions *o, FILE *out) {
+static int compile_split(const FlycOptions *o, FlycCompileOptions lo, FILE *out) {
   char why[256];
   FlySourceManager sm;
   fly_sources_init(&sm);
@@ -281,7 +201,7 @@ static int compile_split(const FlycOptions *o, FILE *out) {
     if (!first)
       fputs("// -----\n", out);
     first = false;
-    if (compile_unit(o, buf, lines + (size_t)(p - part), out) != FLYC_OK)
+    if (compile_unit(o, lo, buf, lines + (size_t)(p - part), out) != FLYC_OK)
       status = FLYC_ERRORS;
     lines += part_lines;
     if (p == end)
@@ -302,7 +222,7 @@ int flyc_compile_command(int argc, char **argv) {
   unsigned accepted = FLYC_OPT_STDLIB | FLYC_OPT_SEMA | FLYC_OPT_COMPILE;
   int status = flyc_parse_options("compile", compile_usage, accepted, argc, argv, &o, &help);
   if (status == FLYC_OK && !help && !o.emit) {
-    fputs("flyc compile: error: say what to write: --emit=fly\n"
+    fputs("flyc compile: error: say what to write: --emit=bundle, --emit=ptx ...\n"
           "run 'flyc compile --help' for usage\n",
           stderr);
     status = FLYC_USAGE;
@@ -316,12 +236,12 @@ int flyc_compile_command(int argc, char **argv) {
     flyc_free_options(&o);
     return FLYC_ERRORS;
   }
-  if (strcmp(o.emit, "irdl") == 0)
-    fputs(fly_dialect_irdl, out.f);
-  else if (o.split)
-    status = compile_split(&o, out.f);
+  FlycCompileOptions lo = library_options(&o, argc, argv);
+  if (o.split)
+    status = compile_split(&o, lo, out.f);
   else
-    status = compile_unit(&o, NULL, 0, out.f);
+    status = compile_unit(&o, lo, NULL, 0, out.f);
+  flycCompileOptionsDestroy(lo);
   if (!close_output(&out, status == FLYC_OK) && status == FLYC_OK)
     status = FLYC_ERRORS;
   flyc_free_options(&o);

@@ -22,7 +22,9 @@ static void print_usage(FILE *out) {
         "  check FILE   report every error in FILE and the files it imports\n"
         "  eval EXPR    evaluate a constant expression and print its value\n"
         "  layout EXPR  print a layout in CuTe's form; --table and --svg draw it\n"
-        "  compile FILE trace the kernels to MLIR (--emit=fly)\n"
+        "  compile FILE compile the kernels: a bundle, PTX, a code object ...\n"
+        "  inspect B    print what the bundle B holds\n"
+        "  cache ACTION the disk cache of compiled kernels: stats, clear, dir\n"
         "\n"
         "Run 'flyc COMMAND --help' for a command's options.\n"
         "\n"
@@ -51,8 +53,10 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-    {"parse", flyc_parse_command},   {"check", flyc_check_command},     {"eval", flyc_eval_command},
-    {"layout", flyc_layout_command}, {"compile", flyc_compile_command},
+    {"parse", flyc_parse_command},     {"check", flyc_check_command},
+    {"eval", flyc_eval_command},       {"layout", flyc_layout_command},
+    {"compile", flyc_compile_command}, {"cache", flyc_cache_command},
+    {"inspect", flyc_inspect_command},
 };
 
 /* Only the first argument decides what flyc does; the command parses the

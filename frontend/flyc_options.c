@@ -7,10 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where problems with the options are reported: stderr for the commands,
+   the compile's diagnostics for the library. */
+static _Thread_local FILE *errout;
+
 static int usage_error(const char *command, const char *fmt, const char *arg) {
-  fprintf(stderr, "flyc %s: error: ", command);
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\nrun 'flyc %s --help' for usage\n", command);
+  fprintf(errout, "flyc %s: error: ", command);
+  fprintf(errout, fmt, arg);
+  fprintf(errout, "\nrun 'flyc %s --help' for usage\n", command);
   return FLYC_USAGE;
 }
 
@@ -65,9 +69,9 @@ static int parse_limit(const char *command, const char *option, const char *v, l
   errno = 0;
   long n = strtol(v, &end, 10);
   if (!*v || *end || errno || n < 1 || n > max) {
-    fprintf(stderr, "flyc %s: error: %s takes a number from 1 to %ld, not '%s'\n", command, option,
+    fprintf(errout, "flyc %s: error: %s takes a number from 1 to %ld, not '%s'\n", command, option,
             max, v);
-    fprintf(stderr, "run 'flyc %s --help' for usage\n", command);
+    fprintf(errout, "run 'flyc %s --help' for usage\n", command);
     return FLYC_USAGE;
   }
   *out = n;
@@ -88,8 +92,42 @@ void flyc_free_options(FlycOptions *o) {
   o->check.ndefines = 0;
 }
 
+/* --target=A[,B...]: each named target, in order, once. */
+static int add_targets(const char *command, FlycOptions *o, const char *list) {
+  char name[32];
+  for (const char *p = list;;) {
+    size_t n = strcspn(p, ",");
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+    FlyTarget t;
+    if (n >= sizeof name || !fly_target_lookup(name, &t)) {
+      fprintf(errout, "flyc %s: error: unknown target '%.*s' (the targets are %s)\n", command,
+              (int)n, p, fly_target_names());
+      fprintf(errout, "run 'flyc %s --help' for usage\n", command);
+      return FLYC_USAGE;
+    }
+    bool seen = false;
+    for (int i = 0; i < o->ntargets; i++)
+      seen = seen || strcmp(o->targets[i].arch, t.arch) == 0;
+    if (!seen && o->ntargets == FLYC_MAX_TARGETS)
+      return usage_error(command, "too many targets (limit is %s)", "8");
+    if (!seen)
+      o->targets[o->ntargets++] = t;
+    if (!p[n])
+      break;
+    p += n + 1;
+  }
+  o->check.target = o->targets[0];
+  return FLYC_OK;
+}
+
 int flyc_parse_options(const char *command, const char *usage, unsigned accepted, int argc,
                        char **argv, FlycOptions *o, bool *help) {
+  return flyc_parse_options_to(stderr, command, usage, accepted, argc, argv, o, help);
+}
+
+int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
+                          int argc, char **argv, FlycOptions *o, bool *help) {
+  errout = err;
   memset(o, 0, sizeof *o);
   fly_check_options_init(&o->check);
   o->check.defines = o->defines;
@@ -101,19 +139,20 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
   *help = false;
   const char *v;
   /* Options that take a value, and the form the value has. */
-  static const char *const valued[][2] = {{"--diagnostics", "--diagnostics=text|json"},
-                                          {"--color", "--color=auto|always|never"},
-                                          {"--error-limit", "--error-limit=N"},
-                                          {"--stdlib", "--stdlib=DIR"},
-                                          {"--target", "--target=ARCH"},
-                                          {"--step-limit", "--step-limit=N"},
-                                          {"--depth-limit", "--depth-limit=N"},
-                                          {"--import", "--import=FILE"},
-                                          {"--svg", "--svg=FILE"},
-                                          {"--emit", "--emit=fly|irdl|llvm|ptx|asm|cubin|hsaco"},
-                                          {"--kernel", "--kernel=NAME"},
-                                          {"-o", "-o FILE"},
-                                          {"-D", "-D NAME=VALUE"}};
+  static const char *const valued[][2] = {
+      {"--diagnostics", "--diagnostics=text|json"},
+      {"--color", "--color=auto|always|never"},
+      {"--error-limit", "--error-limit=N"},
+      {"--stdlib", "--stdlib=DIR"},
+      {"--target", "--target=ARCH"},
+      {"--step-limit", "--step-limit=N"},
+      {"--depth-limit", "--depth-limit=N"},
+      {"--import", "--import=FILE"},
+      {"--svg", "--svg=FILE"},
+      {"--emit", "--emit=fly|irdl|llvm|ptx|asm|cubin|hsaco|bundle"},
+      {"--kernel", "--kernel=NAME"},
+      {"-o", "-o FILE"},
+      {"-D", "-D NAME=VALUE"}};
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
@@ -170,12 +209,8 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
         return FLYC_USAGE;
     } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
                (v = value_of(argc, argv, &i, "--target"))) {
-      if (!fly_target_lookup(v, &o->check.target)) {
-        fprintf(stderr, "flyc %s: error: unknown target '%s' (the targets are %s)\n", command, v,
-                fly_target_names());
-        fprintf(stderr, "run 'flyc %s --help' for usage\n", command);
+      if (add_targets(command, o, v) != FLYC_OK)
         return FLYC_USAGE;
-      }
     } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
                (v = value_of(argc, argv, &i, "--step-limit"))) {
       if (parse_limit(command, "--step-limit", v, 1000000000L, &o->check.step_limit) != FLYC_OK)
@@ -197,14 +232,15 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
     } else if ((accepted & FLYC_OPT_DRAW) && (v = value_of(argc, argv, &i, "--svg"))) {
       o->svg = v;
     } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--emit"))) {
-      static const char *const kinds[] = {"fly", "irdl", "llvm", "ptx", "asm", "cubin", "hsaco"};
+      static const char *const kinds[] = {"fly", "irdl",  "llvm",  "ptx",
+                                          "asm", "cubin", "hsaco", "bundle"};
       bool known = false;
       for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         known = known || strcmp(v, kinds[k]) == 0;
       if (!known)
         return usage_error(command,
-                           "--emit takes 'fly', 'irdl', 'llvm', 'ptx', 'asm', 'cubin' or 'hsaco', "
-                           "not '%s'",
+                           "--emit takes 'fly', 'irdl', 'llvm', 'ptx', 'asm', 'cubin', 'hsaco' or "
+                           "'bundle', not '%s'",
                            v);
       o->emit = v;
     } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--kernel"))) {
@@ -215,6 +251,8 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
       o->locations = true;
     } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "-o") == 0) {
       o->output = argv[++i];
+    } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "--no-cache") == 0) {
+      o->no_cache = true;
     } else {
       return usage_error(command, "unknown option '%s'", arg);
     }

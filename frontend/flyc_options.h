@@ -3,6 +3,7 @@
 #define FLYC_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "fly_check.h"
 #include "fly_unit.h"
@@ -20,7 +21,7 @@ enum {
   FLYC_OPT_COMPILE = 64, /* --emit, -o, --kernel, --split-input-file, --locations */
 };
 
-enum { FLYC_MAX_DEFINES = 256, FLYC_MAX_IMPORTS = 64 };
+enum { FLYC_MAX_DEFINES = 256, FLYC_MAX_IMPORTS = 64, FLYC_MAX_TARGETS = 8 };
 
 typedef struct FlycOptions {
   const char *file;
@@ -30,8 +31,11 @@ typedef struct FlycOptions {
   int error_limit;
   bool werror;
   const char *stdlib_dir; /* NULL: the default */
-  /* The semantic pass: -D bindings, target and limits. */
+  /* The semantic pass: -D bindings, target and limits. check.target is
+     the first of targets (--target, several allowed), or the default. */
   FlyCheckOptions check;
+  FlyTarget targets[FLYC_MAX_TARGETS];
+  int ntargets; /* 0: none was named */
   FlyDefine defines[FLYC_MAX_DEFINES];
   bool print_specializations;
   const char *imports[FLYC_MAX_IMPORTS]; /* eval, layout: --import FILE */
@@ -42,12 +46,17 @@ typedef struct FlycOptions {
   const char *output; /* compile -o FILE ("-" or NULL: standard output) */
   bool split;         /* compile --split-input-file */
   bool locations;     /* compile --locations */
+  bool no_cache;      /* compile --no-cache */
 } FlycOptions;
 
 /* Parses argv (after the command name). Returns FLYC_OK, or FLYC_USAGE after
  * printing the problem; sets *help when --help was asked for. */
 int flyc_parse_options(const char *command, const char *usage, unsigned accepted, int argc,
                        char **argv, FlycOptions *o, bool *help);
+
+/* The same, reporting problems on err. */
+int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
+                          int argc, char **argv, FlycOptions *o, bool *help);
 
 /* Frees what parsing the options allocated (the names of -D bindings). */
 void flyc_free_options(FlycOptions *o);

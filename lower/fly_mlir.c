@@ -87,9 +87,22 @@ bool fly_mlir_init(FlyMlir *m) {
 }
 
 void fly_mlir_release(FlyMlir *m) {
+  for (int i = 0; i < m->npms; i++) {
+    mlirPassManagerDestroy(m->pms[i]);
+    free(m->pm_text[i]);
+  }
+  m->npms = 0;
   if (!mlirContextIsNull(m->ctx))
     mlirContextDestroy(m->ctx);
   m->ctx.ptr = NULL;
+  free(m->messages);
+  m->messages = NULL;
+  free(m->err_msg);
+  m->err_msg = NULL;
+  m->len = m->cap = 0;
+}
+
+void fly_mlir_reset(FlyMlir *m) {
   free(m->messages);
   m->messages = NULL;
   free(m->err_msg);

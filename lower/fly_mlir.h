@@ -13,9 +13,18 @@
 #include <stdio.h>
 
 #include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
+
+enum { FLY_MLIR_MAX_PMS = 24 };
 
 typedef struct FlyMlir {
   MlirContext ctx;
+  /* Pass managers kept for reuse, by pipeline text (fly_pipeline.c), and
+     whether the LLVM translations are registered. */
+  MlirPassManager pms[FLY_MLIR_MAX_PMS];
+  char *pm_text[FLY_MLIR_MAX_PMS];
+  int npms;
+  bool translations;
   char *messages; /* MLIR diagnostics since the last fly_mlir_take_messages */
   size_t len, cap;
   /* The first error with a file location, for a caret at the .fly source
@@ -29,6 +38,9 @@ typedef struct FlyMlir {
    an internal error, the embedded dialect being part of the compiler. */
 bool fly_mlir_init(FlyMlir *m);
 void fly_mlir_release(FlyMlir *m);
+/* Forgets the messages and the first error, for the next compile in the
+   same (warm) context. */
+void fly_mlir_reset(FlyMlir *m);
 /* The MLIR diagnostics collected so far, one a line (the caller frees),
    or NULL when there were none. */
 char *fly_mlir_take_messages(FlyMlir *m);

@@ -7,6 +7,9 @@
 
 #include "fly_pipeline.h"
 
+#include "llvm-c/BitWriter.h"
+#include "llvm-c/Core.h"
+
 #include "fly_lower.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/Dialect/GPU.h"
@@ -106,8 +109,28 @@ static char *binary_text(MlirModule module, size_t *len) {
   return dup_ref(text);
 }
 
+/* A pass manager for a pipeline text, made once per context and kept: a
+   pass manager can run again, and building one (parsing the pipeline,
+   freezing each pass's patterns) costs as much as running it on a small
+   kernel. NULL: make one for this run only. */
+static MlirPassManager *cached_pm(FlyMlir *m, const char *text) {
+  for (int i = 0; i < m->npms; i++)
+    if (strcmp(m->pm_text[i], text) == 0)
+      return &m->pms[i];
+  return NULL;
+}
+
 /* Runs a pipeline text on the module; false with the reason in *why. */
 static bool run_text(FlyMlir *m, MlirModule module, const char *text, char **why) {
+  bool timing = getenv("FLYC_PASS_TIMING") != NULL;
+  MlirPassManager *kept = timing ? NULL : cached_pm(m, text);
+  if (kept) {
+    bool ok =
+        mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(*kept, mlirModuleGetOperation(module)));
+    if (!ok)
+      *why = fly_mlir_take_messages(m);
+    return ok;
+  }
   MlirPassManager pm = mlirPassManagerCreate(m->ctx);
   char *err_text = NULL;
   size_t err_len = 0;
@@ -124,8 +147,16 @@ static bool run_text(FlyMlir *m, MlirModule module, const char *text, char **why
     return false;
   }
   free(err_text);
+  if (timing)
+    mlirPassManagerEnableTiming(pm);
   ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module)));
-  mlirPassManagerDestroy(pm);
+  char *copy = NULL;
+  if (!timing && m->npms < FLY_MLIR_MAX_PMS && (copy = strdup(text))) {
+    m->pm_text[m->npms] = copy;
+    m->pms[m->npms++] = pm;
+  } else {
+    mlirPassManagerDestroy(pm);
+  }
   if (!ok)
     *why = fly_mlir_take_messages(m);
   return ok;
@@ -191,9 +222,73 @@ static bool run_stages(FlyMlir *m, MlirModule module, const char *text, const ch
   return true;
 }
 
-/* ld.lld, as the ROCDL serialiser looks for it: TOOLKIT/llvm/bin/ld.lld.
-   A private directory with a link to the linker found here. */
-static char *lld_toolkit(char **why) {
+/* ---- the private toolkit directory ----------------------------------------------------
+ *
+ * gpu-module-to-binary finds its tools under a "toolkit" directory. One
+ * private directory per process serves both vendors:
+ *   llvm/bin/ld.lld              a link to the ld.lld found here, which the
+ *                                ROCDL serialiser runs to make a code object;
+ *   nvvm/libdevice/libdevice.10.bc  an empty module. The NVVM serialiser
+ *                                links CUDA's libdevice whenever it finds a
+ *                                CUDA install, and reading it costs about
+ *                                4 ms a compile; Fly's math needs none of it.
+ * It is made on first use and removed when the process exits. */
+
+static char toolkit_dir[1024];
+static char toolkit_lld[1024];
+
+static void remove_toolkit(void) {
+  static const char *const parts[] = {
+      "llvm/bin/ld.lld", "llvm/bin", "llvm", "nvvm/libdevice/libdevice.10.bc",
+      "nvvm/libdevice",  "nvvm",     ""};
+  char p[1200];
+  for (size_t i = 0; toolkit_dir[0] && i < sizeof parts / sizeof parts[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", toolkit_dir, parts[i]);
+    if (unlink(p) != 0)
+      rmdir(p);
+  }
+}
+
+/* An empty NVPTX module as bitcode, with the data layout the NVVM
+   serialiser's own module has (else the linker warns). */
+static bool write_stub_libdevice(const char *path) {
+  LLVMContextRef c = LLVMContextCreate();
+  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("libdevice", c);
+  LLVMSetTarget(mod, "nvptx64-nvidia-cuda");
+  LLVMSetDataLayout(mod, "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64");
+  bool ok = LLVMWriteBitcodeToFile(mod, path) == 0;
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(c);
+  return ok;
+}
+
+static const char *toolkit(char **why) {
+  if (toolkit_dir[0])
+    return toolkit_dir;
+  const char *tmp = getenv("TMPDIR");
+  snprintf(toolkit_dir, sizeof toolkit_dir, "%s/flyc-toolkit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  char sub[1200];
+  bool ok = mkdtemp(toolkit_dir) != NULL;
+  if (ok)
+    atexit(remove_toolkit);
+  static const char *const dirs[] = {"llvm", "llvm/bin", "nvvm", "nvvm/libdevice"};
+  for (size_t i = 0; ok && i < sizeof dirs / sizeof dirs[0]; i++) {
+    snprintf(sub, sizeof sub, "%s/%s", toolkit_dir, dirs[i]);
+    ok = mkdir(sub, 0700) == 0;
+  }
+  snprintf(sub, sizeof sub, "%s/nvvm/libdevice/libdevice.10.bc", toolkit_dir);
+  ok = ok && write_stub_libdevice(sub);
+  if (!ok) {
+    remove_toolkit();
+    toolkit_dir[0] = '\0';
+    *why = strdup("cannot make a temporary directory for the compiler's tools");
+    return NULL;
+  }
+  return toolkit_dir;
+}
+
+/* ld.lld, as the ROCDL serialiser looks for it: TOOLKIT/llvm/bin/ld.lld. */
+static const char *lld_toolkit(char **why) {
   const char *cands[] = {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22", "/usr/bin/ld.lld"};
   const char *lld = NULL, *env = getenv("FLYC_LLD");
   if (env && *env)
@@ -206,37 +301,20 @@ static char *lld_toolkit(char **why) {
     *why = strdup("an AMD code object needs ld.lld from lld-22 (set FLYC_LLD to its path)");
     return NULL;
   }
-  const char *tmp = getenv("TMPDIR");
-  char *dir = malloc(1024);
+  const char *dir = toolkit(why);
   if (!dir)
     return NULL;
-  snprintf(dir, 1024, "%s/flyc-toolkit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  char sub[1100];
-  bool ok = mkdtemp(dir) != NULL;
-  snprintf(sub, sizeof sub, "%s/llvm", dir);
-  ok = ok && mkdir(sub, 0700) == 0;
-  snprintf(sub, sizeof sub, "%s/llvm/bin", dir);
-  ok = ok && mkdir(sub, 0700) == 0;
+  if (strcmp(toolkit_lld, lld) == 0)
+    return dir;
+  char sub[1200];
   snprintf(sub, sizeof sub, "%s/llvm/bin/ld.lld", dir);
-  ok = ok && symlink(lld, sub) == 0;
-  if (!ok) {
+  unlink(sub);
+  if (symlink(lld, sub) != 0) {
     *why = strdup("cannot make a temporary directory for ld.lld");
-    free(dir);
     return NULL;
   }
+  snprintf(toolkit_lld, sizeof toolkit_lld, "%s", lld);
   return dir;
-}
-
-static void remove_toolkit(char *dir) {
-  char p[1100];
-  snprintf(p, sizeof p, "%s/llvm/bin/ld.lld", dir);
-  unlink(p);
-  snprintf(p, sizeof p, "%s/llvm/bin", dir);
-  rmdir(p);
-  snprintf(p, sizeof p, "%s/llvm", dir);
-  rmdir(p);
-  rmdir(dir);
-  free(dir);
 }
 
 char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyEmitKind kind,
@@ -247,7 +325,10 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyE
     mlirRegisterAllPasses();
     registered = true;
   }
-  mlirRegisterAllLLVMTranslations(m->ctx);
+  if (!m->translations) {
+    mlirRegisterAllLLVMTranslations(m->ctx);
+    m->translations = true;
+  }
   char text[1024];
   if (!pipeline_for(arch, text, sizeof text))
     return NULL;
@@ -270,8 +351,8 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyE
     }
     free(ir);
   }
-  char *toolkit = NULL;
-  if (kind == FLY_EMIT_BIN && amd && !(toolkit = lld_toolkit(why)))
+  const char *kit = kind == FLY_EMIT_BIN && amd ? lld_toolkit(why) : toolkit(why);
+  if (!kit)
     return NULL;
   if (dump && kind == FLY_EMIT_BIN) {
     /* The assembly too, from a copy of the module (serialising consumes the
@@ -280,7 +361,9 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyE
     char *why2 = NULL;
     size_t alen = 0;
     char *asm_text = NULL;
-    if (run_text(m, copy, "gpu-module-to-binary{format=isa}", &why2))
+    char isa[1200];
+    snprintf(isa, sizeof isa, "gpu-module-to-binary{format=isa toolkit=%s}", kit);
+    if (run_text(m, copy, isa, &why2))
       asm_text = binary_text(copy, &alen);
     if (asm_text)
       dump_text(dump, &n, amd ? "gcn.s" : "ptx.ptx", asm_text, alen);
@@ -289,13 +372,9 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyE
     mlirModuleDestroy(copy);
   }
   char serialise[1200];
-  if (toolkit)
-    snprintf(serialise, sizeof serialise, "gpu-module-to-binary{format=bin toolkit=%s}", toolkit);
-  else
-    snprintf(serialise, sizeof serialise, "gpu-module-to-binary{format=isa}");
+  snprintf(serialise, sizeof serialise, "gpu-module-to-binary{format=%s toolkit=%s}",
+           kind == FLY_EMIT_BIN && amd ? "bin" : "isa", kit);
   char *out = run_text(m, module, serialise, why) ? binary_text(module, len) : NULL;
-  if (toolkit)
-    remove_toolkit(toolkit);
   if (out && dump && kind != FLY_EMIT_BIN)
     dump_text(dump, &n, amd ? "gcn.s" : "ptx.ptx", out, *len);
   if (!out && !*why)

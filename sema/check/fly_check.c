@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fly_interp.h"
+#include "fly_kernel_record.h"
 #include "fly_layout_draw.h"
 #include "fly_layout_tv.h"
 #include "fly_parse.h"
@@ -262,7 +263,8 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used, FlyVal 
   return s;
 }
 
-static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch) {
+static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch,
+                         FlyKernelInfo *info) {
   FlyScope *s = fly_scope_new(I, params);
   if (!s)
     return;
@@ -294,23 +296,25 @@ static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch) 
       continue;
     bool tuple_ok = f < 2 && v->kind == FLY_V_TUPLE && v->n >= 1 && v->n <= 3;
     int n = tuple_ok ? v->n : 1;
-    for (int i = 0; i < n; i++) {
+    bool ok = true;
+    for (int i = 0; ok && i < n; i++) {
       const FlyVal *e = tuple_ok ? v->elems[i] : v;
       bool integer = e->kind == FLY_V_INT || (e->kind == FLY_V_RUNTIME && fly_type_is_int(e->type));
       if (!integer) {
         fly_err(I, it->kid[0], "%s is %s, not %s", it->str,
                 f == 2 ? "a number of bytes" : "a number or a tuple of 1 to 3 numbers",
                 fly_val_describe(&I->A, e));
-        break;
-      }
-      if (e->kind == FLY_V_INT && (e->i < (f == 2 ? 0 : 1) || e->i > INT32_MAX)) {
+        ok = false;
+      } else if (e->kind == FLY_V_INT && (e->i < (f == 2 ? 0 : 1) || e->i > INT32_MAX)) {
         fly_err(I, it->kid[0], "%s must be %s, not %lld", it->str,
                 f == 2 ? "between 0 and 2^31-1" : "between 1 and 2^31-1", (long long)e->i);
-        break;
+        ok = false;
       }
     }
+    if (ok && info)
+      fly_kernel_record_field(I, info, f, v, it->kid[0]);
   }
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 2 && !I->aborted; i++)
     if (!seen[i])
       fly_error(I->diag, fly_node_name_span(launch), "the launch block of '%s' does not set %s",
                 launch->str, fields[i]);
@@ -346,14 +350,38 @@ static bool trace_begin(FlyInterp *I, const FlyNode *k, FlyVal **params, const c
   return I->emit->kernel_begin(I->emit->ctx, k, n, decls, params, spec);
 }
 
+/* The launch block, evaluated in the scope of the kernel's parameters. */
+typedef struct LaunchRun {
+  FlyScope *params;
+  FlyKernelInfo *info;
+} LaunchRun;
+
+static void run_launch(FlyInterp *I, const FlyNode *launch, void *arg) {
+  LaunchRun *r = arg;
+  check_launch(I, r->params, launch, r->info);
+}
+
 static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->kernel = k;
   const FlyCheckOptions *o = &I->options;
-  bool trace = o->emit && (!o->only_kernel || strcmp(o->only_kernel, k->str) == 0);
-  FlyVal **params = trace ? fly_alloc(&I->A, sizeof *params * (size_t)(count_params(k) + 1)) : NULL;
+  bool chosen = !o->only_kernel || strcmp(o->only_kernel, k->str) == 0;
+  bool trace = o->emit && chosen;
+  bool record = o->kernel_info && chosen;
+  FlyVal **params = fly_alloc(&I->A, sizeof *params * (size_t)(count_params(k) + 1));
   char *spec = NULL;
   I->emit = NULL;
   FlyScope *s = bind_kernel(I, k, used, params, &spec);
+  FlyKernelInfo *info = NULL;
+  if (s && record && spec && params && !I->aborted) {
+    int n = count_params(k);
+    const FlyNode **decls = fly_alloc(&I->A, sizeof *decls * (size_t)(n ? n : 1));
+    n = 0;
+    for (const FlyNode *p = k->kid[0]; decls && p; p = p->next)
+      decls[n++] = p;
+    info = decls ? fly_kernel_record_begin(I, k, n, decls, params, spec) : NULL;
+    if (!info)
+      I->aborted = true;
+  }
   if (s && trace && spec && params && !I->aborted) {
     I->emit = o->emit;
     if (!trace_begin(I, k, params, spec)) {
@@ -373,9 +401,15 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     }
     I->returning = false;
     I->returned = NULL;
+    /* The launch block is always run as the bundle will record it, so that
+       what cannot be recorded is an error for `flyc check` too. */
     const FlyNode *launch = find_launch(I, k);
-    if (launch && !I->aborted)
-      check_launch(I, s, launch);
+    FlyKernelInfo scratch;
+    memset(&scratch, 0, sizeof scratch);
+    LaunchRun run = {s, info ? info : &scratch};
+    if (launch && !I->aborted && params)
+      fly_kernel_record_launch(I, run.info, count_params(k), params, launch, run_launch, &run);
+    free(scratch.code);
   }
   I->kernel = NULL;
   I->aborted = fly_diag_stopped(I->diag);

@@ -55,6 +55,10 @@ typedef struct FlyCheckOptions {
      their runtime work into code. */
   struct FlyEmitter *emit;
   const char *only_kernel;
+  /* When set, each kernel specialisation checked (only `only_kernel`, when
+     that is set) appends its signature and launch rule here
+     (fly_kernel_info.h). */
+  struct FlyKernelInfoList *kernel_info;
 } FlyCheckOptions;
 
 void fly_check_options_init(FlyCheckOptions *o);

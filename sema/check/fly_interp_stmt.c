@@ -641,7 +641,8 @@ static bool exec_for(FlyInterp *I, FlyScope *s, const FlyNode *st) {
 /* ---- return and yield ----------------------------------------------------------------- */
 
 static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
-  if (I->in_launch || I->in_const || (!I->frame && !I->kernel)) {
+  /* A helper called from a launch block returns as anywhere else. */
+  if ((I->in_launch && !I->frame) || I->in_const || (!I->frame && !I->kernel)) {
     fly_err(I, st, "'return' is allowed only in a function or a kernel, not in %s",
             I->in_launch ? "a launch block" : "a const block or at the top level");
     return false;

@@ -22,6 +22,15 @@ path = [config.fly_bin_dir, config.llvm_tools_dir, config.environment.get("PATH"
 config.environment["PATH"] = os.pathsep.join(path)
 
 config.substitutions.append(("%fly_version", config.fly_version))
+import sys
+config.substitutions.append(("%python", sys.executable))
+
+# flyc compile keeps a disk cache; tests run without it, so that each really
+# compiles, unless they turn it on in a directory of their own (cache.test).
+# Never the user's cache.
+config.environment["FLYC_CACHE"] = "0"
+config.environment["FLYC_CACHE_DIR"] = os.path.join(config.fly_exec_dir, "Output", "flyc-cache")
+config.environment.pop("FLYC_TARGET", None)
 
 # Tests for tools that are not built yet are skipped, not failed.
 if os.path.exists(os.path.join(config.fly_bin_dir, "fly-layout")):

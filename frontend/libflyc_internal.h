@@ -1,0 +1,38 @@
+/* libflyc_internal.h — the parts of libflyc the driver's files share: the
+ * disk cache, the back end's loader and the default target. */
+#ifndef LIBFLYC_INTERNAL_H
+#define LIBFLYC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fly_backend.h"
+#include "fly_check.h"
+
+/* ---- the cache (libflyc_cache.c) ---- */
+
+/* False when FLYC_CACHE=0 (or off, no, false). */
+bool fly_cache_enabled(void);
+/* The entry of key (64 hex digits): its output and diagnostics, malloc'd.
+   False on a miss; a damaged entry is a miss, and is removed. */
+bool fly_cache_get(const char *key, char **data, size_t *len, char **diag, size_t *diag_len);
+/* Stores an entry atomically (a temporary file renamed into place), so a
+   reader never sees half of one and concurrent writers of the same key
+   leave one whole entry. Failing to store is not an error. */
+void fly_cache_put(const char *key, const void *data, size_t len, const char *diag,
+                   size_t diag_len);
+
+/* ---- the back end (libflyc_backend.c) ---- */
+
+/* fly_backend_compile from libflyc_lower.so, loaded on first use; NULL with
+   the reason in why. FLYC_BACKEND names the library to use instead. */
+FlyBackendCompileFn fly_backend_load(char *why, size_t why_size);
+
+/* ---- targets (libflyc_target.c) ---- */
+
+/* The default targets, as a --target value: FLYC_TARGET, else the GPU of
+   this machine (CUDA driver or AMD's KFD), else FLY_DEFAULT_TARGET. `from`
+   says which ("FLYC_TARGET", "the GPU found", "the default"). */
+const char *fly_default_targets(const char **from);
+
+#endif

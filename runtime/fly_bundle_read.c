@@ -1,0 +1,307 @@
+/* fly_bundle_read.c — checking a bundle before anything in it is used.
+ *
+ * fly_bundle_open validates the whole bundle in one pass: the header, the
+ * checksum, every table's extent, and every reference a record makes (to a
+ * string, an image, a parameter, an instruction). After it succeeds the
+ * accessors below need no checks, so the runtime can trust what it reads
+ * and a corrupted or truncated file is one clear message, never a crash. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fly_bundle.h"
+
+_Static_assert(sizeof(FlyBundleHeader) == 144, "the version 1 header is 144 bytes");
+_Static_assert(sizeof(FlyBundleKernel) == 160, "the version 1 kernel record is 160 bytes");
+_Static_assert(sizeof(FlyBundleParam) == 40, "the version 1 parameter record is 40 bytes");
+_Static_assert(sizeof(FlyBundleInsn) == 40, "the version 1 instruction record is 40 bytes");
+_Static_assert(sizeof(FlyBundleImage) == 24, "the version 1 image record is 24 bytes");
+
+static const size_t known_size[FLY_BUNDLE_NTABLES] = {
+    sizeof(FlyBundleKernel), sizeof(FlyBundleParam), sizeof(FlyBundleInsn), sizeof(FlyBundleImage)};
+static const char *const table_name[FLY_BUNDLE_NTABLES] = {"kernel", "parameter", "instruction",
+                                                           "image"};
+
+static bool fail(char *why, size_t n, const char *fmt, ...) {
+  if (why && n) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+  }
+  return false;
+}
+
+/* [offset, offset + size) lies within [0, limit), without overflow. */
+static bool within(uint64_t offset, uint64_t size, uint64_t limit) {
+  return offset <= limit && size <= limit - offset;
+}
+
+static bool host_is_little_endian(void) {
+  const uint16_t one = 1;
+  unsigned char first;
+  memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+/* A record of table t, copied out: the known prefix of a possibly larger
+   record. */
+static void record(const FlyBundle *b, int t, uint32_t i, void *out) {
+  const FlyBundleTable *tab = &b->header.tables[t];
+  memcpy(out, b->base + tab->offset + (uint64_t)i * tab->record_size, known_size[t]);
+}
+
+FlyBundleKernel fly_bundle_kernel(const FlyBundle *b, uint32_t i) {
+  FlyBundleKernel k;
+  record(b, FLY_BUNDLE_T_KERNELS, i, &k);
+  return k;
+}
+FlyBundleParam fly_bundle_param(const FlyBundle *b, uint32_t i) {
+  FlyBundleParam p;
+  record(b, FLY_BUNDLE_T_PARAMS, i, &p);
+  return p;
+}
+FlyBundleInsn fly_bundle_insn(const FlyBundle *b, uint32_t i) {
+  FlyBundleInsn in;
+  record(b, FLY_BUNDLE_T_CODE, i, &in);
+  return in;
+}
+FlyBundleImage fly_bundle_image(const FlyBundle *b, uint32_t i) {
+  FlyBundleImage im;
+  record(b, FLY_BUNDLE_T_IMAGES, i, &im);
+  return im;
+}
+const char *fly_bundle_string(const FlyBundle *b, uint32_t offset) { return b->strings + offset; }
+const void *fly_bundle_image_bytes(const FlyBundle *b, const FlyBundleImage *im) {
+  return b->data + im->offset;
+}
+
+static bool check_string(const FlyBundle *b, uint32_t s, const char *what, char *why, size_t n) {
+  if (s >= b->strings_size)
+    return fail(why, n, "corrupt bundle: %s refers past the string area", what);
+  return true;
+}
+
+/* An operand of kernel k's launch program; `before` is how many of its
+   instructions an operand may refer to. */
+static bool check_operand(const FlyBundle *b, const FlyBundleKernel *k, const FlyBundleOperand *o,
+                          uint32_t before, const char *what, char *why, size_t n) {
+  switch (o->kind) {
+  case FLY_LAUNCH_CONST:
+    return true;
+  case FLY_LAUNCH_TEMP:
+    if (o->index >= before)
+      return fail(why, n, "corrupt bundle: %s uses an instruction that does not come before it",
+                  what);
+    return true;
+  case FLY_LAUNCH_SCALAR:
+  case FLY_LAUNCH_SHAPE:
+  case FLY_LAUNCH_STRIDE: {
+    if (o->index >= k->nparams)
+      return fail(why, n, "corrupt bundle: %s names parameter %u of %u", what, o->index,
+                  k->nparams);
+    FlyBundleParam p = fly_bundle_param(b, k->first_param + o->index);
+    if (o->kind == FLY_LAUNCH_SCALAR && p.kind == FLY_PARAM_SCALAR)
+      return true;
+    uint32_t leaves = o->kind == FLY_LAUNCH_SHAPE ? p.dyn_shape : p.dyn_stride;
+    if (o->kind != FLY_LAUNCH_SCALAR && p.kind == FLY_PARAM_TENSOR && o->value >= 0 &&
+        (uint64_t)o->value < leaves)
+      return true;
+    return fail(why, n, "corrupt bundle: %s reads a value parameter '%s' does not have", what,
+                fly_bundle_string(b, p.name));
+  }
+  default:
+    return fail(why, n, "corrupt bundle: %s has an operand of unknown kind %u", what, o->kind);
+  }
+}
+
+/* A parameter record's own fields. Every record is checked, not only those
+   a kernel names, since the accessors hand out any of them. */
+static bool check_param(const FlyBundle *b, const FlyBundleParam *p, char *why, size_t n) {
+  if (!check_string(b, p->name, "a parameter's name", why, n) ||
+      !check_string(b, p->type, "a parameter's type", why, n) ||
+      !check_string(b, p->layout, "a parameter's layout", why, n))
+    return false;
+  const char *name = fly_bundle_string(b, p->name);
+  if (p->kind < FLY_PARAM_TENSOR || p->kind > FLY_PARAM_CONST)
+    return fail(why, n, "corrupt bundle: parameter '%s' is of unknown kind %u", name, p->kind);
+  if (p->dtype > FLY_DTYPE_OTHER)
+    return fail(why, n, "corrupt bundle: parameter '%s' has unknown type %u", name, p->dtype);
+  return true;
+}
+
+/* Its arguments, among the nargs of the kernel it belongs to. */
+static bool check_param_args(const FlyBundle *b, const FlyBundleParam *p, uint32_t nargs, char *why,
+                             size_t n) {
+  if (p->kind == FLY_PARAM_CONST)
+    return true;
+  uint64_t args = p->kind == FLY_PARAM_TENSOR ? 1 + (uint64_t)p->dyn_shape + p->dyn_stride : 1;
+  if (!within(p->first_arg, args, nargs))
+    return fail(why, n, "corrupt bundle: the arguments of parameter '%s' are out of range",
+                fly_bundle_string(b, p->name));
+  return true;
+}
+
+static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why, size_t n) {
+  if (!check_string(b, k->name, "a kernel's name", why, n) ||
+      !check_string(b, k->spec, "a kernel's specialisation", why, n) ||
+      !check_string(b, k->target, "a kernel's target", why, n) ||
+      !check_string(b, k->symbol, "a kernel's symbol", why, n))
+    return false;
+  const char *name = fly_bundle_string(b, k->name);
+  if (k->image >= b->nimages)
+    return fail(why, n, "corrupt bundle: kernel '%s' names image %u of %u", name, k->image,
+                b->nimages);
+  if (k->flags & ~(uint32_t)FLY_BUNDLE_KERNEL_HAS_LAUNCH)
+    return fail(why, n, "corrupt bundle: kernel '%s' has unknown flags 0x%x", name, k->flags);
+  if (!within(k->first_param, k->nparams, b->nparams))
+    return fail(why, n, "corrupt bundle: the parameters of kernel '%s' are out of range", name);
+  if (!within(k->first_insn, k->ninsns, b->ninsns))
+    return fail(why, n, "corrupt bundle: the launch program of kernel '%s' is out of range", name);
+  for (uint32_t i = 0; i < k->nparams; i++) {
+    FlyBundleParam p = fly_bundle_param(b, k->first_param + i);
+    if (!check_param_args(b, &p, k->nargs, why, n))
+      return false;
+  }
+  char what[160];
+  snprintf(what, sizeof what, "the launch program of kernel '%s'", name);
+  for (uint32_t i = 0; i < k->ninsns; i++) {
+    FlyBundleInsn in = fly_bundle_insn(b, k->first_insn + i);
+    if (in.op < FLY_LAUNCH_ADD || in.op >= FLY_LAUNCH_NOPS)
+      return fail(why, n, "corrupt bundle: %s has an instruction of unknown kind %u", what, in.op);
+    if (!check_operand(b, k, &in.a, i, what, why, n) ||
+        !check_operand(b, k, &in.b, i, what, why, n))
+      return false;
+  }
+  snprintf(what, sizeof what, "the launch rule of kernel '%s'", name);
+  const FlyBundleOperand *rule[7] = {&k->grid[0],  &k->grid[1],  &k->grid[2], &k->block[0],
+                                     &k->block[1], &k->block[2], &k->shared};
+  for (int i = 0; i < 7 && (k->flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH); i++)
+    if (!check_operand(b, k, rule[i], k->ninsns, what, why, n))
+      return false;
+  return true;
+}
+
+static bool check_image(const FlyBundle *b, const FlyBundleImage *im, char *why, size_t n) {
+  if (!check_string(b, im->target, "an image's target", why, n))
+    return false;
+  if (im->kind < FLY_IMAGE_PTX || im->kind > FLY_IMAGE_HSACO)
+    return fail(why, n, "corrupt bundle: an image is of unknown kind %u", im->kind);
+  if (im->offset % 16 || !within(im->offset, im->size, b->header.data_size))
+    return fail(why, n, "corrupt bundle: an image lies outside the data area");
+  if (im->kind == FLY_IMAGE_PTX && (im->size == 0 || b->data[im->offset + im->size - 1] != 0))
+    return fail(why, n, "corrupt bundle: a PTX image does not end with a NUL");
+  return true;
+}
+
+/* The header's own fields, before anything it points to is read. */
+static bool check_header(FlyBundle *b, const unsigned char *p, size_t size, char *why, size_t n) {
+  if (size < 8 || memcmp(p, FLY_BUNDLE_MAGIC, 8) != 0)
+    return fail(why, n, "not a Fly bundle (it does not start with the bundle's magic bytes)");
+  if (size < 16)
+    return fail(why, n, "truncated bundle: %zu bytes, less than its header", size);
+  uint32_t version, header_size;
+  memcpy(&version, p + 8, 4);
+  memcpy(&header_size, p + 12, 4);
+  if (version != FLY_BUNDLE_VERSION)
+    return fail(why, n,
+                "the bundle is of format version %u, and this reader reads version %u "
+                "(compile it again with this version of flyc)",
+                version, (unsigned)FLY_BUNDLE_VERSION);
+  if (header_size < sizeof(FlyBundleHeader))
+    return fail(why, n, "corrupt bundle: the header is %u bytes, less than the %zu of version %u",
+                header_size, sizeof(FlyBundleHeader), (unsigned)FLY_BUNDLE_VERSION);
+  if (header_size > size)
+    return fail(why, n, "truncated bundle: %zu bytes, less than its header", size);
+  memcpy(&b->header, p, sizeof b->header);
+  return true;
+}
+
+bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, size_t n) {
+  memset(b, 0, sizeof *b);
+  if (!host_is_little_endian())
+    return fail(why, n, "bundles are little-endian and this machine is not");
+  const unsigned char *p = data;
+  if (!p)
+    return fail(why, n, "no bundle (a null pointer)");
+  if (!check_header(b, p, size, why, n))
+    return false;
+  const FlyBundleHeader h = b->header;
+  b->base = p;
+  b->size = size;
+  if (h.file_size > size)
+    return fail(why, n, "truncated bundle: it says %llu bytes and has %zu",
+                (unsigned long long)h.file_size, size);
+  if (h.file_size < size)
+    return fail(why, n, "corrupt bundle: it says %llu bytes and has %zu (bytes after its end)",
+                (unsigned long long)h.file_size, size);
+  if (size > FLY_BUNDLE_MAX_SIZE)
+    return fail(why, n, "the bundle is too large (%zu bytes)", size);
+  /* The checksum covers every byte but its own four. */
+  size_t at = offsetof(FlyBundleHeader, checksum);
+  static const unsigned char zero[4];
+  uint32_t crc = fly_crc32(0, p, at);
+  crc = fly_crc32(crc, zero, 4);
+  crc = fly_crc32(crc, p + at + 4, size - at - 4);
+  if (crc != h.checksum)
+    return fail(why, n, "corrupt bundle: the checksum does not match (0x%08x, expected 0x%08x)",
+                crc, h.checksum);
+  if (h.flags || h.reserved)
+    return fail(why, n, "corrupt bundle: reserved header fields are set");
+  if (!within(h.strings, h.strings_size, size) || h.strings_size == 0 ||
+      p[h.strings + h.strings_size - 1] != 0)
+    return fail(why, n, "corrupt bundle: the string area is out of range or unterminated");
+  /* Images are 16-aligned within the data area; that makes them 16-aligned
+     in the file only if the area itself is. */
+  if (!within(h.data, h.data_size, size) || h.data % 16)
+    return fail(why, n, "corrupt bundle: the data area is out of range or misaligned");
+  b->strings = (const char *)p + h.strings;
+  b->strings_size = h.strings_size;
+  b->data = p + h.data;
+  uint32_t *counts[FLY_BUNDLE_NTABLES] = {&b->nkernels, &b->nparams, &b->ninsns, &b->nimages};
+  for (int t = 0; t < FLY_BUNDLE_NTABLES; t++) {
+    const FlyBundleTable *tab = &h.tables[t];
+    if (tab->record_size < known_size[t] || tab->offset % 8 ||
+        !within(tab->offset, (uint64_t)tab->count * tab->record_size, size))
+      return fail(why, n, "corrupt bundle: the %s table is out of range", table_name[t]);
+    *counts[t] = tab->count;
+  }
+  if (!check_string(b, h.compiler, "the compiler's name", why, n) ||
+      !check_string(b, h.mlir, "the MLIR version", why, n) ||
+      !check_string(b, h.source_hash, "the source hash", why, n))
+    return false;
+  for (uint32_t i = 0; i < b->nimages; i++) {
+    FlyBundleImage im = fly_bundle_image(b, i);
+    if (!check_image(b, &im, why, n))
+      return false;
+  }
+  for (uint32_t i = 0; i < b->nparams; i++) {
+    FlyBundleParam param = fly_bundle_param(b, i);
+    if (!check_param(b, &param, why, n))
+      return false;
+  }
+  /* Each kernel's parameters and program come after the previous kernel's
+     (gaps allowed, overlaps not), as the writer lays them out: so checking
+     is linear in the bundle's size, however it was crafted. */
+  uint64_t next_param = 0, next_insn = 0;
+  for (uint32_t i = 0; i < b->nkernels; i++) {
+    FlyBundleKernel k = fly_bundle_kernel(b, i);
+    if (k.first_param < next_param || k.first_insn < next_insn)
+      return fail(why, n,
+                  "corrupt bundle: kernel %u's parameters or program overlap the previous "
+                  "kernel's",
+                  i);
+    if (!check_kernel(b, &k, why, n))
+      return false;
+    next_param = (uint64_t)k.first_param + k.nparams;
+    next_insn = (uint64_t)k.first_insn + k.ninsns;
+  }
+  /* Instructions no kernel runs: after the kernels, whose messages name
+     them. */
+  for (uint32_t i = 0; i < b->ninsns; i++) {
+    FlyBundleInsn in = fly_bundle_insn(b, i);
+    if (in.op < FLY_LAUNCH_ADD || in.op >= FLY_LAUNCH_NOPS)
+      return fail(why, n, "corrupt bundle: instruction %u is of unknown kind %u", i, in.op);
+  }
+  return true;
+}

@@ -1,0 +1,401 @@
+/* fly_kernel_info.c — recording a kernel specialisation's signature and
+ * turning its launch block into a launch program.
+ *
+ * The launch block is evaluated by the interpreter like any code; with the
+ * recording emitter installed, each runtime value it computes (from a
+ * scalar argument or a `?` leaf of a tensor) becomes an instruction, and
+ * its handle (FlyVal.ssa) names the operand that holds it. Only integer
+ * arithmetic, min, max and size() can be recorded: anything else in a
+ * launch block that depends on a runtime argument is an error at its
+ * source location. */
+#include "fly_kernel_info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fly_interp.h"
+#include "fly_kernel_record.h"
+
+void fly_kernel_info_list_release(FlyKernelInfoList *l) {
+  for (FlyKernelInfo *k = l->first, *next; k; k = next) {
+    next = k->next;
+    for (int i = 0; i < k->nparams; i++) {
+      free(k->params[i].name);
+      free(k->params[i].type);
+      free(k->params[i].layout);
+    }
+    free(k->params);
+    free(k->code);
+    free(k->name);
+    free(k->spec);
+    free(k->target);
+    free(k);
+  }
+  l->first = l->last = NULL;
+}
+
+static char *dup(const char *s) {
+  size_t n = strlen(s ? s : "") + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s ? s : "", n);
+  return d;
+}
+
+static uint32_t dtype_of(const FlyType *t) {
+  if (!t || t->kind != FLY_TY_SCALAR)
+    return FLY_DTYPE_OTHER;
+  switch (t->code) {
+  case FLY_TYPE_I1:
+    return FLY_DTYPE_I1;
+  case FLY_TYPE_I8:
+    return FLY_DTYPE_I8;
+  case FLY_TYPE_I16:
+    return FLY_DTYPE_I16;
+  case FLY_TYPE_I32:
+    return FLY_DTYPE_I32;
+  case FLY_TYPE_I64:
+  case FLY_TYPE_INDEX:
+    return FLY_DTYPE_I64;
+  case FLY_TYPE_F16:
+    return FLY_DTYPE_F16;
+  case FLY_TYPE_BF16:
+    return FLY_DTYPE_BF16;
+  case FLY_TYPE_F32:
+    return FLY_DTYPE_F32;
+  case FLY_TYPE_F64:
+    return FLY_DTYPE_F64;
+  case FLY_TYPE_F8E4M3:
+    return FLY_DTYPE_F8E4M3;
+  case FLY_TYPE_F8E5M2:
+    return FLY_DTYPE_F8E5M2;
+  default:
+    return FLY_DTYPE_OTHER;
+  }
+}
+
+/* ---- operands ---------------------------------------------------------------------------- */
+
+/* A runtime value's handle: the operand that holds it, or, for a value the
+   program cannot compute, why not and where (reported only if a launch
+   setting depends on it: the interpreter's own errors come first). Handles
+   live in the interpreter's arena, as long as the values do. */
+enum { UNRECORDABLE = 0xFFFF };
+typedef struct Handle {
+  FlyBundleOperand o;
+  const FlyNode *at;
+  const char *why;
+} Handle;
+
+static const Handle *handle(FlyInterp *I, uint32_t kind, uint32_t index, int64_t value) {
+  Handle *h = fly_alloc(&I->A, sizeof *h);
+  if (h)
+    *h = (Handle){{kind, index, value}, NULL, NULL};
+  return h;
+}
+
+static const Handle *unrecordable(FlyInterp *I, const FlyNode *at, const char *why) {
+  Handle *h = fly_alloc(&I->A, sizeof *h);
+  if (h)
+    *h = (Handle){{UNRECORDABLE, 0, 0}, at, why};
+  return h;
+}
+
+/* The runtime leaves of a shape or stride, in order, each given a handle. */
+static uint32_t bind_leaves(FlyInterp *I, const FlyVal *v, uint32_t kind, uint32_t param,
+                            uint32_t n) {
+  if (v->kind == FLY_V_RUNTIME) {
+    ((FlyVal *)v)->ssa = handle(I, kind, param, n);
+    return n + 1;
+  }
+  if (v->kind == FLY_V_TUPLE)
+    for (int i = 0; i < v->n; i++)
+      n = bind_leaves(I, v->elems[i], kind, param, n);
+  return n;
+}
+
+static uint32_t count_leaves(const FlyVal *v) {
+  uint32_t n = v->kind == FLY_V_RUNTIME;
+  for (int i = 0; v->kind == FLY_V_TUPLE && i < v->n; i++)
+    n += count_leaves(v->elems[i]);
+  return n;
+}
+
+/* Gives the runtime parameters' values (scalars, and the `?` leaves of
+   tensors) their operands. The tracer's handles are done with by now. */
+static void bind_params(FlyInterp *I, int n, FlyVal *const *params) {
+  for (int i = 0; i < n; i++) {
+    FlyVal *v = params[i];
+    if (v->kind == FLY_V_TENSOR) {
+      bind_leaves(I, v->tensor.shape, FLY_LAUNCH_SHAPE, (uint32_t)i, 0);
+      bind_leaves(I, v->tensor.stride, FLY_LAUNCH_STRIDE, (uint32_t)i, 0);
+    } else if (v->kind == FLY_V_RUNTIME) {
+      v->ssa = handle(I, FLY_LAUNCH_SCALAR, (uint32_t)i, 0);
+    }
+  }
+}
+
+/* ---- the signature ---------------------------------------------------------------------- */
+
+static char *type_name(FlyInterp *I, const FlyVal *v) {
+  if (v->type)
+    return dup(fly_type_str(&I->A, v->type));
+  return dup(v->kind == FLY_V_INT     ? "int"
+             : v->kind == FLY_V_FLOAT ? "float"
+             : v->kind == FLY_V_BOOL  ? "bool"
+                                      : "");
+}
+
+static bool record_param(FlyInterp *I, FlyParamInfo *p, const FlyNode *decl, const FlyVal *v,
+                         uint32_t *nargs) {
+  p->name = dup(decl->str);
+  p->first_arg = UINT32_MAX;
+  if (decl->flags & FLY_IS_CONST) {
+    p->kind = FLY_PARAM_CONST;
+    p->type = type_name(I, v);
+    p->layout = dup(fly_val_str_canonical(&I->A, v));
+  } else if (v->kind == FLY_V_TENSOR) {
+    p->kind = FLY_PARAM_TENSOR;
+    p->dtype = dtype_of(v->tensor.elem);
+    p->type = dup(fly_type_str(&I->A, v->tensor.elem));
+    const char *sh = fly_val_str_canonical(&I->A, v->tensor.shape);
+    const char *st = fly_val_str_canonical(&I->A, v->tensor.stride);
+    char *layout = malloc(strlen(sh) + strlen(st) + 2);
+    if (layout)
+      sprintf(layout, "%s:%s", sh, st);
+    p->layout = layout;
+    p->dyn_shape = count_leaves(v->tensor.shape);
+    p->dyn_stride = count_leaves(v->tensor.stride);
+    p->align = (uint32_t)(v->tensor.align > 0 ? v->tensor.align : 0);
+    p->first_arg = *nargs;
+    *nargs += 1 + p->dyn_shape + p->dyn_stride;
+  } else {
+    p->kind = FLY_PARAM_SCALAR;
+    p->dtype = dtype_of(v->type);
+    p->type = dup(fly_type_str(&I->A, v->type));
+    p->layout = dup("");
+    p->first_arg = (*nargs)++;
+  }
+  return p->name && p->type && p->layout;
+}
+
+/* "gemm BM=64 BN=64 @sm_90" -> spec "BM=64 BN=64". */
+static char *spec_of(const char *spec, const char *name) {
+  const char *s = spec + strlen(name);
+  while (*s == ' ')
+    s++;
+  const char *end = strstr(s, " @");
+  if (!end)
+    end = s + strlen(s);
+  if (end > s && s[0] == '@')
+    end = s;
+  char *d = malloc((size_t)(end - s) + 1);
+  if (d) {
+    memcpy(d, s, (size_t)(end - s));
+    d[end - s] = '\0';
+  }
+  return d;
+}
+
+FlyKernelInfo *fly_kernel_record_begin(FlyInterp *I, const FlyNode *k, int n,
+                                       const FlyNode *const *decls, FlyVal *const *params,
+                                       const char *spec) {
+  FlyKernelInfo *info = calloc(1, sizeof *info);
+  if (!info)
+    return NULL;
+  info->name = dup(k->str);
+  info->spec = spec_of(spec, k->str);
+  info->target = dup(I->target.arch);
+  info->params = calloc((size_t)(n ? n : 1), sizeof *info->params);
+  info->nparams = n;
+  bool ok = info->name && info->spec && info->target && info->params;
+  for (int i = 0; ok && i < n; i++)
+    ok = record_param(I, &info->params[i], decls[i], params[i], &info->nargs);
+  for (int i = 0; i < 6; i++)
+    info->rule[i] = (FlyBundleOperand){FLY_LAUNCH_CONST, 0, 1};
+  info->rule[6] = (FlyBundleOperand){FLY_LAUNCH_CONST, 0, 0};
+  FlyKernelInfoList *l = I->options.kernel_info;
+  if (l->last)
+    l->last->next = info;
+  else
+    l->first = info;
+  l->last = info;
+  if (!ok)
+    fly_error(I->diag, fly_node_name_span(k), "out of memory");
+  return ok ? info : NULL;
+}
+
+/* ---- the launch program ----------------------------------------------------------------- */
+
+typedef struct Recorder {
+  FlyInterp *I;
+  FlyKernelInfo *info;
+} Recorder;
+
+/* The handle of an argument: a constant, or the value's own. NULL when it
+   has none (out of memory). */
+static const Handle *handle_of(Recorder *r, const FlyVal *v, const FlyNode *at) {
+  if (v->kind == FLY_V_INT || v->kind == FLY_V_BOOL)
+    return handle(r->I, FLY_LAUNCH_CONST, 0, v->i);
+  if (v->kind == FLY_V_RUNTIME && v->ssa) {
+    const Handle *h = v->ssa;
+    if (h->o.kind != UNRECORDABLE &&
+        !(v->type && v->type->kind == FLY_TY_SCALAR && fly_type_is_int(v->type)))
+      return unrecordable(r->I, at, "a computation with floats or vectors");
+    return h;
+  }
+  return unrecordable(r->I, at, "this value");
+}
+
+static bool set(FlyVal *result, const Handle *h) {
+  result->ssa = h;
+  return h != NULL;
+}
+
+static bool emit(Recorder *r, FlyVal *result, uint32_t op, const Handle *a, const Handle *b,
+                 const FlyNode *at) {
+  if (!a || !b)
+    return false;
+  if (a->o.kind == UNRECORDABLE || b->o.kind == UNRECORDABLE)
+    return set(result, a->o.kind == UNRECORDABLE ? a : b);
+  FlyKernelInfo *k = r->info;
+  if (k->ninsns == 4096)
+    return set(result, unrecordable(r->I, at, "more than 4096 operations"));
+  if (k->ninsns == k->cap) {
+    uint32_t cap = k->cap ? k->cap * 2 : 16;
+    FlyBundleInsn *code = realloc(k->code, cap * sizeof *code);
+    if (!code)
+      return false;
+    k->code = code;
+    k->cap = cap;
+  }
+  k->code[k->ninsns] = (FlyBundleInsn){op, 0, a->o, b->o};
+  return set(result, handle(r->I, FLY_LAUNCH_TEMP, k->ninsns++, 0));
+}
+
+/* size(shape): the product of its leaves. */
+static bool product(Recorder *r, FlyVal *result, const FlyVal *v, const Handle **acc,
+                    const FlyNode *at) {
+  if (v->kind == FLY_V_TUPLE) {
+    for (int i = 0; i < v->n; i++)
+      if (!product(r, result, v->elems[i], acc, at))
+        return false;
+    return true;
+  }
+  const Handle *h = handle_of(r, v, at);
+  if (!h)
+    return false;
+  if ((*acc)->o.kind == FLY_LAUNCH_CONST && (*acc)->o.value == 1) {
+    *acc = h;
+    return true;
+  }
+  if (!emit(r, result, FLY_LAUNCH_MUL, *acc, h, at))
+    return false;
+  *acc = result->ssa;
+  return true;
+}
+
+static bool rec_value(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
+                      const FlyNode *at) {
+  Recorder *r = ctx;
+  static const struct {
+    const char *name;
+    uint32_t op;
+  } binary[] = {{"+", FLY_LAUNCH_ADD},   {"-", FLY_LAUNCH_SUB},  {"*", FLY_LAUNCH_MUL},
+                {"/", FLY_LAUNCH_DIV},   {"%", FLY_LAUNCH_REM},  {"min", FLY_LAUNCH_MIN},
+                {"max", FLY_LAUNCH_MAX}, {"<<", FLY_LAUNCH_SHL}, {">>", FLY_LAUNCH_SHR},
+                {"&", FLY_LAUNCH_AND},   {"|", FLY_LAUNCH_OR},   {"^", FLY_LAUNCH_XOR}};
+  static const char *const comparisons[] = {"<", ">", "<=", ">=", "==", "!=", "&&", "||", "!"};
+  if (strcmp(op, "size") == 0 && n == 1) {
+    const Handle *acc = handle(r->I, FLY_LAUNCH_CONST, 0, 1);
+    return acc && product(r, result, args[0], &acc, at) && set(result, acc);
+  }
+  for (size_t i = 0; i < sizeof comparisons / sizeof comparisons[0]; i++)
+    if (strcmp(op, comparisons[i]) == 0)
+      return set(result, unrecordable(r->I, at, "a comparison (choose with min and max)"));
+  if (!(result->type && result->type->kind == FLY_TY_SCALAR && fly_type_is_int(result->type)))
+    return set(result, unrecordable(r->I, at, "a computation with floats or vectors"));
+  if (strcmp(op, "convert") == 0 && n == 1) {
+    const Handle *a = handle_of(r, args[0], at);
+    if (a && a->o.kind != UNRECORDABLE && args[0]->kind == FLY_V_RUNTIME &&
+        !fly_type_is_int(args[0]->type))
+      a = unrecordable(r->I, at, "a computation with floats or vectors");
+    return set(result, a);
+  }
+  if (strcmp(op, "-") == 0 && n == 1)
+    return emit(r, result, FLY_LAUNCH_SUB, handle(r->I, FLY_LAUNCH_CONST, 0, 0),
+                handle_of(r, args[0], at), at);
+  for (size_t i = 0; n == 2 && i < sizeof binary / sizeof binary[0]; i++)
+    if (strcmp(op, binary[i].name) == 0)
+      return emit(r, result, binary[i].op, handle_of(r, args[0], at), handle_of(r, args[1], at),
+                  at);
+  char *what = fly_alloc(&r->I->A, strlen(op) + 3);
+  if (what)
+    sprintf(what, "'%s'", op);
+  return set(result, unrecordable(r->I, at, what ? what : "this operation"));
+}
+
+/* Effects and GPU operations in a launch block are the interpreter's errors. */
+static bool rec_effect(void *ctx, const char *op, int n, const FlyVal *const *args,
+                       const FlyNode *at) {
+  (void)ctx, (void)op, (void)n, (void)args, (void)at;
+  return true;
+}
+
+static bool refuse(Recorder *r, const FlyNode *at, const char *what) {
+  fly_error(r->I->diag, at ? fly_node_span(at) : fly_no_span(),
+            "a launch block can compute with integer arithmetic, min, max and size() of "
+            "the runtime arguments, not %s",
+            what);
+  return false;
+}
+
+static void *rec_if_begin(void *ctx, const FlyVal *cond, const FlyNode *at) {
+  (void)cond;
+  refuse(ctx, at, "a choice on a runtime value (choose with min and max)");
+  return NULL;
+}
+static void *rec_for_begin(void *ctx, const FlyVal *lo, const FlyVal *hi, const FlyVal *step,
+                           FlyVal *var, int n, const FlyVal *const *init, FlyVal *const *carried,
+                           const FlyNode *at) {
+  (void)lo, (void)hi, (void)step, (void)var, (void)n, (void)init, (void)carried;
+  refuse(ctx, at, "a loop over runtime values");
+  return NULL;
+}
+
+bool fly_kernel_record_launch(FlyInterp *I, FlyKernelInfo *info, int n, FlyVal *const *params,
+                              const FlyNode *launch,
+                              void (*run)(FlyInterp *I, const FlyNode *launch, void *arg),
+                              void *arg) {
+  Recorder r = {I, info};
+  bind_params(I, n, params);
+  FlyEmitter em = {&r,   NULL, NULL,          rec_value, rec_effect, rec_if_begin,
+                   NULL, NULL, rec_for_begin, NULL,      NULL};
+  FlyEmitter *saved = I->emit;
+  I->emit = &em;
+  int errors = I->diag->errors;
+  run(I, launch, arg);
+  I->emit = saved;
+  info->has_launch = I->diag->errors == errors;
+  return info->has_launch;
+}
+
+bool fly_kernel_record_field(FlyInterp *I, FlyKernelInfo *info, int field, const FlyVal *v,
+                             const FlyNode *at) {
+  static const char *const names[3] = {"grid", "block", "shared"};
+  Recorder r = {I, info};
+  bool tuple = field < 2 && v->kind == FLY_V_TUPLE;
+  int n = tuple ? v->n : 1;
+  for (int i = 0; i < n && i < 3; i++) {
+    const Handle *h = handle_of(&r, tuple ? v->elems[i] : v, at);
+    if (!h)
+      return false;
+    if (h->o.kind == UNRECORDABLE) {
+      refuse(&r, h->at ? h->at : at, h->why);
+      fly_note(I->diag, fly_node_span(at), "%s depends on it", names[field]);
+      return false;
+    }
+    info->rule[field * 3 + i] = h->o;
+  }
+  return true;
+}
