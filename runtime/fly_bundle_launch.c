@@ -6,22 +6,12 @@
  * runs. Every overflow, division by zero and out-of-range result is a
  * message, as the compiler's own arithmetic on constants would give. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "fly_bundle.h"
+#include "fly_bundle_internal.h"
 
 enum { MAX_PROGRAM = 4096 };
-
-static bool fail(char *why, size_t n, const char *fmt, ...) {
-  if (why && n) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, n, fmt, ap);
-    va_end(ap);
-  }
-  return false;
-}
 
 typedef struct Eval {
   const FlyBundle *b;
@@ -46,20 +36,20 @@ static bool operand(const Eval *e, const FlyBundleOperand *o, int64_t *v, char *
     return true;
   case FLY_LAUNCH_SCALAR:
     if (!e->scalars)
-      return fail(why, n, "the launch rule needs the value of '%s'", name);
+      return fly_bundle_fail(why, n, "the launch rule needs the value of '%s'", name);
     *v = e->scalars[o->index];
     return true;
   case FLY_LAUNCH_SHAPE:
   case FLY_LAUNCH_STRIDE: {
     const int64_t *const *leaves = o->kind == FLY_LAUNCH_SHAPE ? e->shapes : e->strides;
     if (!leaves || !leaves[o->index])
-      return fail(why, n, "the launch rule needs the %s of '%s'",
-                  o->kind == FLY_LAUNCH_SHAPE ? "shape" : "strides", name);
+      return fly_bundle_fail(why, n, "the launch rule needs the %s of '%s'",
+                             o->kind == FLY_LAUNCH_SHAPE ? "shape" : "strides", name);
     *v = leaves[o->index][o->value];
     return true;
   }
   }
-  return fail(why, n, "corrupt launch rule");
+  return fly_bundle_fail(why, n, "corrupt launch rule");
 }
 
 static bool apply(uint32_t op, int64_t x, int64_t y, int64_t *r, char *why, size_t n) {
@@ -77,7 +67,7 @@ static bool apply(uint32_t op, int64_t x, int64_t y, int64_t *r, char *why, size
   case FLY_LAUNCH_DIV:
   case FLY_LAUNCH_REM:
     if (y == 0)
-      return fail(why, n, "the launch rule divides %" PRId64 " by zero", x);
+      return fly_bundle_fail(why, n, "the launch rule divides %" PRId64 " by zero", x);
     overflow = x == INT64_MIN && y == -1;
     if (!overflow)
       *r = op == FLY_LAUNCH_DIV ? x / y : x % y;
@@ -91,7 +81,7 @@ static bool apply(uint32_t op, int64_t x, int64_t y, int64_t *r, char *why, size
   case FLY_LAUNCH_SHL:
   case FLY_LAUNCH_SHR:
     if (y < 0 || y > 63)
-      return fail(why, n, "the launch rule shifts by %" PRId64 " (0 to 63 allowed)", y);
+      return fly_bundle_fail(why, n, "the launch rule shifts by %" PRId64 " (0 to 63 allowed)", y);
     if (op == FLY_LAUNCH_SHR) {
       *r = x >> y;
     } else {
@@ -110,10 +100,11 @@ static bool apply(uint32_t op, int64_t x, int64_t y, int64_t *r, char *why, size
     *r = x ^ y;
     break;
   default:
-    return fail(why, n, "corrupt launch rule");
+    return fly_bundle_fail(why, n, "corrupt launch rule");
   }
   if (overflow)
-    return fail(why, n, "the launch rule overflows 64 bits (%" PRId64 " and %" PRId64 ")", x, y);
+    return fly_bundle_fail(why, n,
+                           "the launch rule overflows 64 bits (%" PRId64 " and %" PRId64 ")", x, y);
   return true;
 }
 
@@ -122,10 +113,11 @@ bool fly_bundle_launch_eval(const FlyBundle *b, const FlyBundleKernel *k, const 
                             int64_t out[7], char *why, size_t n) {
   const char *name = fly_bundle_string(b, k->name);
   if (!(k->flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH))
-    return fail(why, n, "kernel '%s' has no launch block: give the grid and block", name);
+    return fly_bundle_fail(why, n, "kernel '%s' has no launch block: give the grid and block",
+                           name);
   if (k->ninsns > MAX_PROGRAM)
-    return fail(why, n, "the launch rule of kernel '%s' is too long (%u instructions)", name,
-                k->ninsns);
+    return fly_bundle_fail(why, n, "the launch rule of kernel '%s' is too long (%u instructions)",
+                           name, k->ninsns);
   int64_t temps[MAX_PROGRAM];
   Eval e = {b, k, scalars, shapes, strides, temps};
   for (uint32_t i = 0; i < k->ninsns; i++) {
@@ -144,8 +136,9 @@ bool fly_bundle_launch_eval(const FlyBundle *b, const FlyBundleKernel *k, const 
       return false;
     int64_t lo = i == 6 ? 0 : 1;
     if (out[i] < lo || out[i] > INT32_MAX)
-      return fail(why, n, "kernel '%s': %s is %" PRId64 ", outside %" PRId64 " to 2^31-1", name,
-                  what[i], out[i], lo);
+      return fly_bundle_fail(why, n,
+                             "kernel '%s': %s is %" PRId64 ", outside %" PRId64 " to 2^31-1", name,
+                             what[i], out[i], lo);
   }
   return true;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fly_bundle.h"
+#include "fly_bundle_internal.h"
 
 _Static_assert(sizeof(FlyBundleHeader) == 144, "the version 1 header is 144 bytes");
 _Static_assert(sizeof(FlyBundleKernel) == 160, "the version 1 kernel record is 160 bytes");
@@ -22,7 +23,7 @@ static const size_t known_size[FLY_BUNDLE_NTABLES] = {
 static const char *const table_name[FLY_BUNDLE_NTABLES] = {"kernel", "parameter", "instruction",
                                                            "image"};
 
-static bool fail(char *why, size_t n, const char *fmt, ...) {
+bool fly_bundle_fail(char *why, size_t n, const char *fmt, ...) {
   if (why && n) {
     va_list ap;
     va_start(ap, fmt);
@@ -78,7 +79,7 @@ const void *fly_bundle_image_bytes(const FlyBundle *b, const FlyBundleImage *im)
 
 static bool check_string(const FlyBundle *b, uint32_t s, const char *what, char *why, size_t n) {
   if (s >= b->strings_size)
-    return fail(why, n, "corrupt bundle: %s refers past the string area", what);
+    return fly_bundle_fail(why, n, "corrupt bundle: %s refers past the string area", what);
   return true;
 }
 
@@ -91,15 +92,15 @@ static bool check_operand(const FlyBundle *b, const FlyBundleKernel *k, const Fl
     return true;
   case FLY_LAUNCH_TEMP:
     if (o->index >= before)
-      return fail(why, n, "corrupt bundle: %s uses an instruction that does not come before it",
-                  what);
+      return fly_bundle_fail(
+          why, n, "corrupt bundle: %s uses an instruction that does not come before it", what);
     return true;
   case FLY_LAUNCH_SCALAR:
   case FLY_LAUNCH_SHAPE:
   case FLY_LAUNCH_STRIDE: {
     if (o->index >= k->nparams)
-      return fail(why, n, "corrupt bundle: %s names parameter %u of %u", what, o->index,
-                  k->nparams);
+      return fly_bundle_fail(why, n, "corrupt bundle: %s names parameter %u of %u", what, o->index,
+                             k->nparams);
     FlyBundleParam p = fly_bundle_param(b, k->first_param + o->index);
     if (o->kind == FLY_LAUNCH_SCALAR && p.kind == FLY_PARAM_SCALAR)
       return true;
@@ -107,11 +108,12 @@ static bool check_operand(const FlyBundle *b, const FlyBundleKernel *k, const Fl
     if (o->kind != FLY_LAUNCH_SCALAR && p.kind == FLY_PARAM_TENSOR && o->value >= 0 &&
         (uint64_t)o->value < leaves)
       return true;
-    return fail(why, n, "corrupt bundle: %s reads a value parameter '%s' does not have", what,
-                fly_bundle_string(b, p.name));
+    return fly_bundle_fail(why, n, "corrupt bundle: %s reads a value parameter '%s' does not have",
+                           what, fly_bundle_string(b, p.name));
   }
   default:
-    return fail(why, n, "corrupt bundle: %s has an operand of unknown kind %u", what, o->kind);
+    return fly_bundle_fail(why, n, "corrupt bundle: %s has an operand of unknown kind %u", what,
+                           o->kind);
   }
 }
 
@@ -124,9 +126,11 @@ static bool check_param(const FlyBundle *b, const FlyBundleParam *p, char *why, 
     return false;
   const char *name = fly_bundle_string(b, p->name);
   if (p->kind < FLY_PARAM_TENSOR || p->kind > FLY_PARAM_CONST)
-    return fail(why, n, "corrupt bundle: parameter '%s' is of unknown kind %u", name, p->kind);
+    return fly_bundle_fail(why, n, "corrupt bundle: parameter '%s' is of unknown kind %u", name,
+                           p->kind);
   if (p->dtype > FLY_DTYPE_OTHER)
-    return fail(why, n, "corrupt bundle: parameter '%s' has unknown type %u", name, p->dtype);
+    return fly_bundle_fail(why, n, "corrupt bundle: parameter '%s' has unknown type %u", name,
+                           p->dtype);
   return true;
 }
 
@@ -137,8 +141,9 @@ static bool check_param_args(const FlyBundle *b, const FlyBundleParam *p, uint32
     return true;
   uint64_t args = p->kind == FLY_PARAM_TENSOR ? 1 + (uint64_t)p->dyn_shape + p->dyn_stride : 1;
   if (!within(p->first_arg, args, nargs))
-    return fail(why, n, "corrupt bundle: the arguments of parameter '%s' are out of range",
-                fly_bundle_string(b, p->name));
+    return fly_bundle_fail(why, n,
+                           "corrupt bundle: the arguments of parameter '%s' are out of range",
+                           fly_bundle_string(b, p->name));
   return true;
 }
 
@@ -150,14 +155,17 @@ static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why
     return false;
   const char *name = fly_bundle_string(b, k->name);
   if (k->image >= b->nimages)
-    return fail(why, n, "corrupt bundle: kernel '%s' names image %u of %u", name, k->image,
-                b->nimages);
+    return fly_bundle_fail(why, n, "corrupt bundle: kernel '%s' names image %u of %u", name,
+                           k->image, b->nimages);
   if (k->flags & ~(uint32_t)FLY_BUNDLE_KERNEL_HAS_LAUNCH)
-    return fail(why, n, "corrupt bundle: kernel '%s' has unknown flags 0x%x", name, k->flags);
+    return fly_bundle_fail(why, n, "corrupt bundle: kernel '%s' has unknown flags 0x%x", name,
+                           k->flags);
   if (!within(k->first_param, k->nparams, b->nparams))
-    return fail(why, n, "corrupt bundle: the parameters of kernel '%s' are out of range", name);
+    return fly_bundle_fail(why, n, "corrupt bundle: the parameters of kernel '%s' are out of range",
+                           name);
   if (!within(k->first_insn, k->ninsns, b->ninsns))
-    return fail(why, n, "corrupt bundle: the launch program of kernel '%s' is out of range", name);
+    return fly_bundle_fail(
+        why, n, "corrupt bundle: the launch program of kernel '%s' is out of range", name);
   for (uint32_t i = 0; i < k->nparams; i++) {
     FlyBundleParam p = fly_bundle_param(b, k->first_param + i);
     if (!check_param_args(b, &p, k->nargs, why, n))
@@ -168,7 +176,8 @@ static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why
   for (uint32_t i = 0; i < k->ninsns; i++) {
     FlyBundleInsn in = fly_bundle_insn(b, k->first_insn + i);
     if (in.op < FLY_LAUNCH_ADD || in.op >= FLY_LAUNCH_NOPS)
-      return fail(why, n, "corrupt bundle: %s has an instruction of unknown kind %u", what, in.op);
+      return fly_bundle_fail(why, n, "corrupt bundle: %s has an instruction of unknown kind %u",
+                             what, in.op);
     if (!check_operand(b, k, &in.a, i, what, why, n) ||
         !check_operand(b, k, &in.b, i, what, why, n))
       return false;
@@ -186,33 +195,35 @@ static bool check_image(const FlyBundle *b, const FlyBundleImage *im, char *why,
   if (!check_string(b, im->target, "an image's target", why, n))
     return false;
   if (im->kind < FLY_IMAGE_PTX || im->kind > FLY_IMAGE_HSACO)
-    return fail(why, n, "corrupt bundle: an image is of unknown kind %u", im->kind);
+    return fly_bundle_fail(why, n, "corrupt bundle: an image is of unknown kind %u", im->kind);
   if (im->offset % 16 || !within(im->offset, im->size, b->header.data_size))
-    return fail(why, n, "corrupt bundle: an image lies outside the data area");
+    return fly_bundle_fail(why, n, "corrupt bundle: an image lies outside the data area");
   if (im->kind == FLY_IMAGE_PTX && (im->size == 0 || b->data[im->offset + im->size - 1] != 0))
-    return fail(why, n, "corrupt bundle: a PTX image does not end with a NUL");
+    return fly_bundle_fail(why, n, "corrupt bundle: a PTX image does not end with a NUL");
   return true;
 }
 
 /* The header's own fields, before anything it points to is read. */
 static bool check_header(FlyBundle *b, const unsigned char *p, size_t size, char *why, size_t n) {
   if (size < 8 || memcmp(p, FLY_BUNDLE_MAGIC, 8) != 0)
-    return fail(why, n, "not a Fly bundle (it does not start with the bundle's magic bytes)");
+    return fly_bundle_fail(why, n,
+                           "not a Fly bundle (it does not start with the bundle's magic bytes)");
   if (size < 16)
-    return fail(why, n, "truncated bundle: %zu bytes, less than its header", size);
+    return fly_bundle_fail(why, n, "truncated bundle: %zu bytes, less than its header", size);
   uint32_t version, header_size;
   memcpy(&version, p + 8, 4);
   memcpy(&header_size, p + 12, 4);
   if (version != FLY_BUNDLE_VERSION)
-    return fail(why, n,
-                "the bundle is of format version %u, and this reader reads version %u "
-                "(compile it again with this version of flyc)",
-                version, (unsigned)FLY_BUNDLE_VERSION);
+    return fly_bundle_fail(why, n,
+                           "the bundle is of format version %u, and this reader reads version %u "
+                           "(compile it again with this version of flyc)",
+                           version, (unsigned)FLY_BUNDLE_VERSION);
   if (header_size < sizeof(FlyBundleHeader))
-    return fail(why, n, "corrupt bundle: the header is %u bytes, less than the %zu of version %u",
-                header_size, sizeof(FlyBundleHeader), (unsigned)FLY_BUNDLE_VERSION);
+    return fly_bundle_fail(
+        why, n, "corrupt bundle: the header is %u bytes, less than the %zu of version %u",
+        header_size, sizeof(FlyBundleHeader), (unsigned)FLY_BUNDLE_VERSION);
   if (header_size > size)
-    return fail(why, n, "truncated bundle: %zu bytes, less than its header", size);
+    return fly_bundle_fail(why, n, "truncated bundle: %zu bytes, less than its header", size);
   memcpy(&b->header, p, sizeof b->header);
   return true;
 }
@@ -220,23 +231,24 @@ static bool check_header(FlyBundle *b, const unsigned char *p, size_t size, char
 bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, size_t n) {
   memset(b, 0, sizeof *b);
   if (!host_is_little_endian())
-    return fail(why, n, "bundles are little-endian and this machine is not");
+    return fly_bundle_fail(why, n, "bundles are little-endian and this machine is not");
   const unsigned char *p = data;
   if (!p)
-    return fail(why, n, "no bundle (a null pointer)");
+    return fly_bundle_fail(why, n, "no bundle (a null pointer)");
   if (!check_header(b, p, size, why, n))
     return false;
   const FlyBundleHeader h = b->header;
   b->base = p;
   b->size = size;
   if (h.file_size > size)
-    return fail(why, n, "truncated bundle: it says %llu bytes and has %zu",
-                (unsigned long long)h.file_size, size);
+    return fly_bundle_fail(why, n, "truncated bundle: it says %llu bytes and has %zu",
+                           (unsigned long long)h.file_size, size);
   if (h.file_size < size)
-    return fail(why, n, "corrupt bundle: it says %llu bytes and has %zu (bytes after its end)",
-                (unsigned long long)h.file_size, size);
+    return fly_bundle_fail(why, n,
+                           "corrupt bundle: it says %llu bytes and has %zu (bytes after its end)",
+                           (unsigned long long)h.file_size, size);
   if (size > FLY_BUNDLE_MAX_SIZE)
-    return fail(why, n, "the bundle is too large (%zu bytes)", size);
+    return fly_bundle_fail(why, n, "the bundle is too large (%zu bytes)", size);
   /* The checksum covers every byte but its own four. */
   size_t at = offsetof(FlyBundleHeader, checksum);
   static const unsigned char zero[4];
@@ -244,17 +256,19 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
   crc = fly_crc32(crc, zero, 4);
   crc = fly_crc32(crc, p + at + 4, size - at - 4);
   if (crc != h.checksum)
-    return fail(why, n, "corrupt bundle: the checksum does not match (0x%08x, expected 0x%08x)",
-                crc, h.checksum);
+    return fly_bundle_fail(why, n,
+                           "corrupt bundle: the checksum does not match (0x%08x, expected 0x%08x)",
+                           crc, h.checksum);
   if (h.flags || h.reserved)
-    return fail(why, n, "corrupt bundle: reserved header fields are set");
+    return fly_bundle_fail(why, n, "corrupt bundle: reserved header fields are set");
   if (!within(h.strings, h.strings_size, size) || h.strings_size == 0 ||
       p[h.strings + h.strings_size - 1] != 0)
-    return fail(why, n, "corrupt bundle: the string area is out of range or unterminated");
+    return fly_bundle_fail(why, n,
+                           "corrupt bundle: the string area is out of range or unterminated");
   /* Images are 16-aligned within the data area; that makes them 16-aligned
      in the file only if the area itself is. */
   if (!within(h.data, h.data_size, size) || h.data % 16)
-    return fail(why, n, "corrupt bundle: the data area is out of range or misaligned");
+    return fly_bundle_fail(why, n, "corrupt bundle: the data area is out of range or misaligned");
   b->strings = (const char *)p + h.strings;
   b->strings_size = h.strings_size;
   b->data = p + h.data;
@@ -263,7 +277,7 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
     const FlyBundleTable *tab = &h.tables[t];
     if (tab->record_size < known_size[t] || tab->offset % 8 ||
         !within(tab->offset, (uint64_t)tab->count * tab->record_size, size))
-      return fail(why, n, "corrupt bundle: the %s table is out of range", table_name[t]);
+      return fly_bundle_fail(why, n, "corrupt bundle: the %s table is out of range", table_name[t]);
     *counts[t] = tab->count;
   }
   if (!check_string(b, h.compiler, "the compiler's name", why, n) ||
@@ -287,10 +301,11 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
   for (uint32_t i = 0; i < b->nkernels; i++) {
     FlyBundleKernel k = fly_bundle_kernel(b, i);
     if (k.first_param < next_param || k.first_insn < next_insn)
-      return fail(why, n,
-                  "corrupt bundle: kernel %u's parameters or program overlap the previous "
-                  "kernel's",
-                  i);
+      return fly_bundle_fail(
+          why, n,
+          "corrupt bundle: kernel %u's parameters or program overlap the previous "
+          "kernel's",
+          i);
     if (!check_kernel(b, &k, why, n))
       return false;
     next_param = (uint64_t)k.first_param + k.nparams;
@@ -301,7 +316,8 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
   for (uint32_t i = 0; i < b->ninsns; i++) {
     FlyBundleInsn in = fly_bundle_insn(b, i);
     if (in.op < FLY_LAUNCH_ADD || in.op >= FLY_LAUNCH_NOPS)
-      return fail(why, n, "corrupt bundle: instruction %u is of unknown kind %u", i, in.op);
+      return fly_bundle_fail(why, n, "corrupt bundle: instruction %u is of unknown kind %u", i,
+                             in.op);
   }
   return true;
 }
