@@ -69,7 +69,10 @@ bool fly_mlir_init(FlyMlir *m) {
   memset(m, 0, sizeof *m);
   MlirDialectRegistry registry = mlirDialectRegistryCreate();
   mlirRegisterAllDialects(registry);
+  /* One thread: a kernel's module is small, and a context kept warm for a
+     whole process must not leave a thread pool running at exit. */
   m->ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirContextEnableMultithreading(m->ctx, false);
   mlirDialectRegistryDestroy(registry);
   mlirContextLoadAllAvailableDialects(m->ctx);
   mlirContextAttachDiagnosticHandler(m->ctx, on_diagnostic, m, NULL);
