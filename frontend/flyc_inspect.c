@@ -121,8 +121,8 @@ int flyc_inspect_command(int argc, char **argv) {
   }
   printf("bundle %s: format %u, %zu bytes, checksum 0x%08x\n", argv[0], b.header.version, size,
          b.header.checksum);
-  printf("compiler: %s, MLIR %s\n", fly_bundle_string(&b, b.header.compiler),
-         fly_bundle_string(&b, b.header.mlir));
+  printf("compiler: %s, %s\n", fly_bundle_string(&b, b.header.compiler),
+         fly_bundle_string(&b, b.header.toolchain));
   printf("sources: sha256 %s\n", fly_bundle_string(&b, b.header.source_hash));
   for (uint32_t i = 0; i < b.nimages; i++) {
     FlyBundleImage im = fly_bundle_image(&b, i);

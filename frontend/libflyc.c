@@ -212,17 +212,19 @@ static void key_of(const FlyUnit *u, const Args *a, const FlyTarget *t, const ch
 
 /* ---- compiling ---- */
 
-/* Appends diagnostics, skipping a text already there (each target repeats
-   the warnings of the checks that do not depend on it). */
-static void add_diag(FILE *all, char **seen, int *nseen, const char *text, size_t len) {
-  if (!text || !len)
+/* Appends one target's diagnostics (taking the text), skipping a text
+   already there: each target repeats the warnings of the checks that do not
+   depend on it. */
+static void add_diag(FILE *all, char **seen, int *nseen, char *text, size_t len) {
+  bool repeated = !text || !len;
+  for (int i = 0; !repeated && i < *nseen; i++)
+    repeated = strcmp(seen[i], text) == 0;
+  if (repeated) {
+    free(text);
     return;
-  for (int i = 0; i < *nseen; i++)
-    if (strcmp(seen[i], text) == 0)
-      return;
-  if (*nseen < FLYC_MAX_TARGETS)
-    seen[(*nseen)++] = (char *)text;
+  }
   fwrite(text, 1, len, all);
+  seen[(*nseen)++] = text; /* one a target at most */
 }
 
 typedef struct Compile {
@@ -310,13 +312,10 @@ static void compile_targets(Compile *c) {
     } else if (c->r->status == 0) {
       c->r->status = 1;
     }
-    /* The diagnostics stay referenced by seen[] until the end. */
-    if (c->nseen == 0 || c->seen[c->nseen - 1] != diag)
-      free(diag);
   }
   if (merge && c->r->status == 0) {
-    c->r->data = fly_bundle_writer_finish(&w, "flyc " FLY_VERSION, FLY_MLIR_VERSION, c->source_hash,
-                                          &c->r->len);
+    c->r->data = fly_bundle_writer_finish(&w, "flyc " FLY_VERSION, "LLVM " FLY_MLIR_VERSION,
+                                          c->source_hash, &c->r->len);
     if (!c->r->data) {
       fputs("flyc: error: out of memory merging the bundles\n", c->diag);
       c->r->status = 1;

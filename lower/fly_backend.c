@@ -145,7 +145,7 @@ static char *write_bundle(Job *j, MlirModule module, const FlyKernelInfoList *ke
   free(image);
   for (const FlyKernelInfo *k = kernels->first; k; k = k->next)
     fly_bundle_writer_kernel(&w, k, im, k->name);
-  char *out = fly_bundle_writer_finish(&w, "flyc " FLY_VERSION, FLY_MLIR_VERSION,
+  char *out = fly_bundle_writer_finish(&w, "flyc " FLY_VERSION, "LLVM " FLY_MLIR_VERSION,
                                        j->rq->source_hash ? j->rq->source_hash : "", len);
   fly_bundle_writer_release(&w);
   if (!out)

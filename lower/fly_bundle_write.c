@@ -163,14 +163,14 @@ void fly_bundle_writer_merge(FlyBundleWriter *w, const FlyBundle *b) {
   }
 }
 
-void *fly_bundle_writer_finish(FlyBundleWriter *w, const char *compiler, const char *mlir,
+void *fly_bundle_writer_finish(FlyBundleWriter *w, const char *compiler, const char *toolchain,
                                const char *source_hash, size_t *size) {
   FlyBundleHeader h = {0};
   memcpy(h.magic, FLY_BUNDLE_MAGIC, 8);
   h.version = FLY_BUNDLE_VERSION;
   h.header_size = sizeof h;
   h.compiler = string(w, compiler);
-  h.mlir = string(w, mlir);
+  h.toolchain = string(w, toolchain);
   h.source_hash = string(w, source_hash);
   if (w->strings_len == 0)
     string(w, "");

@@ -40,8 +40,8 @@ void fly_bundle_writer_kernel(FlyBundleWriter *w, const FlyKernelInfo *k, uint32
 void fly_bundle_writer_merge(FlyBundleWriter *w, const FlyBundle *b);
 
 /* The finished bundle (malloc'd; *size its length), or NULL when out of
-   memory. compiler, mlir and source_hash fill the header's strings. */
-void *fly_bundle_writer_finish(FlyBundleWriter *w, const char *compiler, const char *mlir,
+   memory. compiler, toolchain and source_hash fill the header's strings. */
+void *fly_bundle_writer_finish(FlyBundleWriter *w, const char *compiler, const char *toolchain,
                                const char *source_hash, size_t *size);
 
 #endif

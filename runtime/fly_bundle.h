@@ -59,7 +59,7 @@ typedef struct FlyBundleHeader {
                             with these four bytes as zero */
   uint32_t flags;        /* 0; reserved */
   uint32_t compiler;     /* string: the compiler that wrote it, "flyc 0.1.0" */
-  uint32_t mlir;         /* string: the MLIR it was built with, "22.1.0" */
+  uint32_t toolchain;    /* string: the code generator it was built with, "LLVM 22.1.8" */
   uint32_t source_hash;  /* string: SHA-256 (hex) of the sources compiled */
   uint32_t reserved;     /* 0 */
   uint64_t strings;      /* offset of the string area */

@@ -281,7 +281,7 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
     *counts[t] = tab->count;
   }
   if (!check_string(b, h.compiler, "the compiler's name", why, n) ||
-      !check_string(b, h.mlir, "the MLIR version", why, n) ||
+      !check_string(b, h.toolchain, "the toolchain version", why, n) ||
       !check_string(b, h.source_hash, "the source hash", why, n))
     return false;
   for (uint32_t i = 0; i < b->nimages; i++) {

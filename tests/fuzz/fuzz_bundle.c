@@ -36,7 +36,7 @@ static size_t string_length(const FlyBundle *b, uint32_t s) {
 }
 
 static uint64_t read_records(const FlyBundle *b) {
-  uint64_t sum = string_length(b, b->header.compiler) + string_length(b, b->header.mlir) +
+  uint64_t sum = string_length(b, b->header.compiler) + string_length(b, b->header.toolchain) +
                  string_length(b, b->header.source_hash);
   for (uint32_t i = 0; i < b->nimages; i++) {
     FlyBundleImage im = fly_bundle_image(b, i);

@@ -132,7 +132,7 @@ static const char source_hash[] =
 
 /* The finished bundle of writer w (released), or a failed test. */
 static unsigned char *finish(FlyBundleWriter *w, size_t *size) {
-  unsigned char *p = fly_bundle_writer_finish(w, "flyc 0.1.0", "22.1.0", source_hash, size);
+  unsigned char *p = fly_bundle_writer_finish(w, "flyc 0.1.0", "LLVM 22.1.0", source_hash, size);
   fly_bundle_writer_release(w);
   if (!p)
     fail_msg("fly_bundle_writer_finish failed");
@@ -271,7 +271,7 @@ static void round_trip(void **state) {
   assert_int_equal(h->flags, 0);
   assert_int_equal(h->reserved, 0);
   assert_string_equal(fly_bundle_string(&b, h->compiler), "flyc 0.1.0");
-  assert_string_equal(fly_bundle_string(&b, h->mlir), "22.1.0");
+  assert_string_equal(fly_bundle_string(&b, h->toolchain), "LLVM 22.1.0");
   assert_string_equal(fly_bundle_string(&b, h->source_hash), source_hash);
   static const uint32_t record_size[FLY_BUNDLE_NTABLES] = {160, 40, 40, 24};
   for (int t = 0; t < FLY_BUNDLE_NTABLES; t++) {
@@ -478,7 +478,7 @@ static const Patch patches[] = {
      "the image table is out of range"},
     {HEADER, 0, offsetof(FlyBundleHeader, compiler), 4, PAST,
      "the compiler's name refers past the string area"},
-    {HEADER, 0, offsetof(FlyBundleHeader, mlir), 4, PAST, "the MLIR version refers past"},
+    {HEADER, 0, offsetof(FlyBundleHeader, toolchain), 4, PAST, "the toolchain version refers past"},
     {HEADER, 0, offsetof(FlyBundleHeader, source_hash), 4, PAST, "the source hash refers past"},
     /* The areas. */
     {DATA, 0, sizeof ptx - 1, 1, 'x', "a PTX image does not end with a NUL"},
