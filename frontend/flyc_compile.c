@@ -36,6 +36,8 @@ static const char compile_usage[] =
     "                           gfx1201; several (listed, or --target repeated)\n"
     "                           make one bundle. Default: $FLYC_TARGET, else the\n"
     "                           GPU of this machine, else sm_90\n"
+    "  -O0 | -O1 | -O2 | -O3    LLVM's optimisation level for the device code\n"
+    "                           (default -O3)\n"
     "  --kernel=NAME            trace only the kernel NAME (all are checked)\n"
     "  -D NAME=VALUE            bind the const parameter NAME of the kernels\n"
     "  --no-cache               neither read nor write the disk cache\n"

@@ -136,6 +136,7 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
   const char *what = expression ? "expression" : "input file";
   o->color = -1;
   o->error_limit = FLY_DEFAULT_ERROR_LIMIT;
+  o->opt_level = 3;
   *help = false;
   const char *v;
   /* Options that take a value, and the form the value has. */
@@ -253,6 +254,10 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
       o->output = argv[++i];
     } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "--no-cache") == 0) {
       o->no_cache = true;
+    } else if ((accepted & FLYC_OPT_COMPILE) && strncmp(arg, "-O", 2) == 0) {
+      if (arg[2] < '0' || arg[2] > '3' || arg[3] != '\0')
+        return usage_error(command, "-O takes a level from 0 to 3 (-O0 ... -O3), not '%s'", arg);
+      o->opt_level = arg[2] - '0';
     } else {
       return usage_error(command, "unknown option '%s'", arg);
     }

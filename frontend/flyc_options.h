@@ -18,7 +18,7 @@ enum {
   FLYC_OPT_EXPR = 8,     /* the argument is an expression, not a file; --import */
   FLYC_OPT_DRAW = 16,    /* --table, --svg */
   FLYC_OPT_SPECS = 32,   /* --print-specializations */
-  FLYC_OPT_COMPILE = 64, /* --emit, -o, --kernel, --split-input-file, --locations */
+  FLYC_OPT_COMPILE = 64, /* --emit, -o, -O, --kernel, --split-input-file, --locations */
 };
 
 enum { FLYC_MAX_DEFINES = 256, FLYC_MAX_IMPORTS = 64, FLYC_MAX_TARGETS = 8 };
@@ -47,6 +47,7 @@ typedef struct FlycOptions {
   bool split;         /* compile --split-input-file */
   bool locations;     /* compile --locations */
   bool no_cache;      /* compile --no-cache */
+  int opt_level;      /* compile -O0..-O3: LLVM's level for device code */
 } FlycOptions;
 
 /* Parses argv (after the command name). Returns FLYC_OK, or FLYC_USAGE after

@@ -151,6 +151,9 @@ static void canonical_args(const FlycOptions *o, const char *emit, Args *a) {
     add_arg(a, "--kernel=%s", o->check.only_kernel);
   if (o->locations)
     add_arg(a, "--locations", NULL);
+  char level[8];
+  snprintf(level, sizeof level, "-O%d", o->opt_level);
+  add_arg(a, "%s", level);
 }
 
 static void free_args(Args *a) {

@@ -45,7 +45,7 @@ static bool own_directory(char *dir, size_t n) {
 }
 
 static void *try_open(const char *path) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
   if (!h)
     snprintf(load_error, sizeof load_error, "%s", dlerror());
   return h;

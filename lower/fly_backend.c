@@ -78,7 +78,7 @@ static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *l
   }
   char *why = NULL;
   char *dump = dump_dir(j->rq->path, arch);
-  char *text = fly_pipeline_compile(j->m, module, arch, kind, dump, len, &why);
+  char *text = fly_pipeline_compile(j->m, module, arch, j->o->opt_level, kind, dump, len, &why);
   free(dump);
   FlyMlir *m = j->m;
   if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {

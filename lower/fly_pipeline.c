@@ -55,21 +55,21 @@ bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *o
 /* The stages for one target, as mlir-opt would take them: attach the
    target, the Fly passes, the upstream conversions inside the gpu.module,
    then to LLVM. Serialisation comes after (fly_pipeline_compile). */
-static bool pipeline_for(const char *arch, char *buf, size_t n) {
+static bool pipeline_for(const char *arch, int opt_level, char *buf, size_t n) {
   bool nvidia = strncmp(arch, "sm_", 3) == 0;
   if (nvidia)
     return snprintf(buf, n,
-                    "nvvm-attach-target{chip=%s O=3},fly-layout-lowering,convert-fly-to-nvvm,"
+                    "nvvm-attach-target{chip=%s O=%d},fly-layout-lowering,convert-fly-to-nvvm,"
                     "canonicalize,cse,gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-llvm,"
                     "convert-scf-to-cf,convert-gpu-to-nvvm),gpu-to-llvm,"
                     "reconcile-unrealized-casts",
-                    arch) < (int)n;
+                    arch, opt_level) < (int)n;
   return snprintf(buf, n,
-                  "rocdl-attach-target{chip=%s O=3},fly-layout-lowering,convert-fly-to-rocdl,"
+                  "rocdl-attach-target{chip=%s O=%d},fly-layout-lowering,convert-fly-to-rocdl,"
                   "canonicalize,cse,gpu.module(convert-amdgpu-to-rocdl{chipset=%s},"
                   "convert-vector-to-llvm,convert-scf-to-cf,convert-gpu-to-rocdl{chipset=%s "
                   "runtime=HIP}),gpu-to-llvm,reconcile-unrealized-casts",
-                  arch, arch, arch) < (int)n;
+                  arch, opt_level, arch, arch) < (int)n;
 }
 
 static char *dup_ref(MlirStringRef s) {
@@ -317,8 +317,8 @@ static const char *lld_toolkit(char **why) {
   return dir;
 }
 
-char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyEmitKind kind,
-                           const char *dump, size_t *len, char **why) {
+char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, int opt_level,
+                           FlyEmitKind kind, const char *dump, size_t *len, char **why) {
   *why = NULL;
   static bool registered;
   if (!registered) {
@@ -330,7 +330,7 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, FlyE
     m->translations = true;
   }
   char text[1024];
-  if (!pipeline_for(arch, text, sizeof text))
+  if (!pipeline_for(arch, opt_level, text, sizeof text))
     return NULL;
   int n = 0;
   if (!run_stages(m, module, text, dump, &n, why))
