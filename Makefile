@@ -57,7 +57,8 @@ test-sanitize: $(BUILD_SAN)/build.ninja
 	$(CTEST) --test-dir $(BUILD_SAN) --output-on-failure -j2
 
 # The examples are checked and compiled into one bundle for an NVIDIA and an
-# AMD target, and the bundles shown; running them needs the runtime (to come).
+# AMD target, and the bundles shown; the vector add runs on the GPU where there
+# is one (flyc run), and is checked without launching where there is not.
 demo: deps
 	$(MAKE) all
 	@for f in examples/*.fly; do for t in sm_90 gfx942; do \
@@ -71,6 +72,14 @@ demo: deps
 	done
 	@echo "\$$ flyc inspect $(BUILD)/demo/01-vector-add.flyb"
 	@$(BUILD)/bin/flyc inspect $(BUILD)/demo/01-vector-add.flyb
+	@n=1048576; run="$(BUILD)/bin/flyc run $(BUILD)/demo/01-vector-add.flyb A=randn:f32:$$n B=randn:f32:$$n C=zeros:f32:$$n"; \
+	if python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then \
+	  echo "\$$ flyc run $(BUILD)/demo/01-vector-add.flyb A=randn:f32:$$n B=randn:f32:$$n C=zeros:f32:$$n --bench 100"; \
+	  $$run --bench 100 || exit 1; \
+	else \
+	  echo "\$$ flyc run $(BUILD)/demo/01-vector-add.flyb ... --dry-run   (no GPU here: checked, not launched)"; \
+	  $$run --dry-run || exit 1; \
+	fi
 	@echo "\$$ flyc eval 'ceil_div(1 << 20, 256 * 4)'"
 	@$(BUILD)/bin/flyc eval 'ceil_div(1 << 20, 256 * 4)'
 	@echo "\$$ flyc layout 'zipped_divide((8,16):(1,8), (4:1, 8:1))'"

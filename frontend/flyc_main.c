@@ -24,6 +24,8 @@ static void print_usage(FILE *out) {
         "  layout EXPR  print a layout in CuTe's form; --table and --svg draw it\n"
         "  compile FILE compile the kernels: a bundle, PTX, a code object ...\n"
         "  inspect B    print what the bundle B holds\n"
+        "  run FILE     launch a kernel of a .fly or a bundle on the GPU, with\n"
+        "               arguments made from the command line; time it with --bench\n"
         "  cache ACTION the disk cache of compiled kernels: stats, clear, dir\n"
         "\n"
         "Run 'flyc COMMAND --help' for a command's options.\n"
@@ -56,7 +58,7 @@ static const Command commands[] = {
     {"parse", flyc_parse_command},     {"check", flyc_check_command},
     {"eval", flyc_eval_command},       {"layout", flyc_layout_command},
     {"compile", flyc_compile_command}, {"cache", flyc_cache_command},
-    {"inspect", flyc_inspect_command},
+    {"inspect", flyc_inspect_command}, {"run", flyc_run_command},
 };
 
 /* Only the first argument decides what flyc does; the command parses the

@@ -1,0 +1,276 @@
+/* flyrt_device.c — devices, memory, streams and events, through whichever
+ * driver was loaded; and the launch itself. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flyrt_internal.h"
+
+const Driver *flyrt_driver(FlyrtStatus *status) {
+  const char *want = getenv("FLYRT_BACKEND");
+  bool any = !want || !*want;
+  *status = FLYRT_SUCCESS;
+  if (!any && strcmp(want, "cuda") != 0 && strcmp(want, "hip") != 0) {
+    *status = flyrt_fail(FLYRT_ERROR_INVALID_VALUE,
+                         "FLYRT_BACKEND is '%s': it takes 'cuda' or 'hip'", want);
+    return NULL;
+  }
+  const char *cuda_why = "", *hip_why = "";
+  const Driver *d = NULL;
+  if (any || strcmp(want, "cuda") == 0)
+    d = flyrt_cuda_driver(&cuda_why);
+  if (!d && (any || strcmp(want, "hip") == 0))
+    d = flyrt_hip_driver(&hip_why);
+  if (!d)
+    *status = flyrt_fail(FLYRT_ERROR_NO_DRIVER, "no GPU driver: %s%s%s", cuda_why,
+                         *cuda_why && *hip_why ? "; " : "", hip_why);
+  return d;
+}
+
+FlyrtStatus flyrtDeviceCount(int *count) {
+  if (!count)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtDeviceCount: null argument");
+  *count = 0;
+  FlyrtStatus s;
+  const Driver *drv = flyrt_driver(&s);
+  if (!drv)
+    return s;
+  s = drv->count(count);
+  return s ? s : flyrt_ok();
+}
+
+FlyrtStatus flyrtDeviceCreate(int ordinal, FlyrtDevice *out) {
+  if (!out)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtDeviceCreate: null argument");
+  out->ptr = NULL;
+  FlyrtStatus s;
+  const Driver *drv = flyrt_driver(&s);
+  if (!drv)
+    return s;
+  int n = 0;
+  if ((s = drv->count(&n)))
+    return s;
+  if (ordinal < 0 || ordinal >= n)
+    return flyrt_fail(FLYRT_ERROR_NO_DEVICE, "no GPU %d: the %s sees %d", ordinal, drv->name, n);
+  Device *d = calloc(1, sizeof *d);
+  if (!d)
+    return flyrt_fail(FLYRT_ERROR_OUT_OF_MEMORY, "out of memory");
+  d->driver = drv;
+  d->ordinal = ordinal;
+  if ((s = drv->open(d))) {
+    free(d);
+    return s;
+  }
+  out->ptr = d;
+  return flyrt_ok();
+}
+
+void flyrtDeviceDestroy(FlyrtDevice h) {
+  Device *d = h.ptr;
+  if (!d)
+    return;
+  d->driver->close(d);
+  free(d);
+}
+
+const char *flyrtDeviceTarget(FlyrtDevice h) {
+  Device *d = h.ptr;
+  return d ? d->target : "";
+}
+
+const char *flyrtDeviceName(FlyrtDevice h) {
+  Device *d = h.ptr;
+  return d ? d->name : "";
+}
+
+FlyrtBackend flyrtDeviceBackend(FlyrtDevice h) {
+  Device *d = h.ptr;
+  return d ? d->driver->backend : (FlyrtBackend)0;
+}
+
+int flyrtDeviceOrdinal(FlyrtDevice h) {
+  Device *d = h.ptr;
+  return d ? d->ordinal : -1;
+}
+
+/* The device of a call, made current on this thread; NULL after setting
+   the message. */
+static Device *bound(FlyrtDevice h, const char *fn, FlyrtStatus *s) {
+  Device *d = h.ptr;
+  if (!d) {
+    *s = flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "%s: null device", fn);
+    return NULL;
+  }
+  *s = d->driver->bind(d);
+  return *s ? NULL : d;
+}
+
+/* Each wrapper: the device bound, the driver's call, the message cleared
+   on success. */
+#define ON_DEVICE(h, call)                                                                         \
+  do {                                                                                             \
+    FlyrtStatus s_;                                                                                \
+    Device *d = bound(h, __func__, &s_);                                                           \
+    if (!d)                                                                                        \
+      return s_;                                                                                   \
+    s_ = (call);                                                                                   \
+    return s_ ? s_ : flyrt_ok();                                                                   \
+  } while (0)
+
+FlyrtStatus flyrtDeviceSynchronize(FlyrtDevice h) { ON_DEVICE(h, d->driver->sync(d)); }
+
+FlyrtStatus flyrtMalloc(FlyrtDevice h, size_t bytes, void **ptr) {
+  if (!ptr)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtMalloc: null argument");
+  *ptr = NULL;
+  ON_DEVICE(h, d->driver->malloc_(d, bytes, ptr));
+}
+
+FlyrtStatus flyrtFree(FlyrtDevice h, void *ptr) {
+  if (!ptr)
+    return flyrt_ok();
+  ON_DEVICE(h, d->driver->free_(d, ptr));
+}
+
+FlyrtStatus flyrtMemcpyHostToDevice(FlyrtDevice h, void *dst, const void *src, size_t n) {
+  ON_DEVICE(h, d->driver->copy(d, dst, src, n, 1));
+}
+
+FlyrtStatus flyrtMemcpyDeviceToHost(FlyrtDevice h, void *dst, const void *src, size_t n) {
+  ON_DEVICE(h, d->driver->copy(d, dst, src, n, 2));
+}
+
+FlyrtStatus flyrtMemcpyDeviceToDevice(FlyrtDevice h, void *dst, const void *src, size_t n) {
+  ON_DEVICE(h, d->driver->copy(d, dst, src, n, 3));
+}
+
+FlyrtStatus flyrtMemset(FlyrtDevice h, void *ptr, int byte, size_t n) {
+  ON_DEVICE(h, d->driver->memset_(d, ptr, byte, n));
+}
+
+FlyrtStatus flyrtStreamCreate(FlyrtDevice h, FlyrtStream *out) {
+  if (!out)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtStreamCreate: null argument");
+  *out = NULL;
+  ON_DEVICE(h, d->driver->stream_create(d, out));
+}
+
+FlyrtStatus flyrtStreamDestroy(FlyrtDevice h, FlyrtStream s) {
+  ON_DEVICE(h, s ? d->driver->stream_destroy(d, s) : FLYRT_SUCCESS);
+}
+
+FlyrtStatus flyrtStreamSynchronize(FlyrtDevice h, FlyrtStream s) {
+  ON_DEVICE(h, d->driver->stream_sync(d, s));
+}
+
+/* ---- events ---- */
+
+FlyrtStatus flyrtEventCreate(FlyrtDevice h, FlyrtEvent *out) {
+  if (!out)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtEventCreate: null argument");
+  out->ptr = NULL;
+  FlyrtStatus s;
+  Device *d = bound(h, __func__, &s);
+  if (!d)
+    return s;
+  Event *e = calloc(1, sizeof *e);
+  if (!e)
+    return flyrt_fail(FLYRT_ERROR_OUT_OF_MEMORY, "out of memory");
+  e->device = d;
+  if ((s = d->driver->event_create(d, &e->event))) {
+    free(e);
+    return s;
+  }
+  out->ptr = e;
+  return flyrt_ok();
+}
+
+void flyrtEventDestroy(FlyrtEvent h) {
+  Event *e = h.ptr;
+  if (!e)
+    return;
+  if (!e->device->driver->bind(e->device))
+    e->device->driver->event_destroy(e->device, e->event);
+  free(e);
+}
+
+static Event *event_bound(FlyrtEvent h, const char *fn, FlyrtStatus *s) {
+  Event *e = h.ptr;
+  if (!e) {
+    *s = flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "%s: null event", fn);
+    return NULL;
+  }
+  *s = e->device->driver->bind(e->device);
+  return *s ? NULL : e;
+}
+
+FlyrtStatus flyrtEventRecord(FlyrtEvent h, FlyrtStream st) {
+  FlyrtStatus s;
+  Event *e = event_bound(h, __func__, &s);
+  if (e)
+    s = e->device->driver->event_record(e->device, e->event, st);
+  return s ? s : flyrt_ok();
+}
+
+FlyrtStatus flyrtEventSynchronize(FlyrtEvent h) {
+  FlyrtStatus s;
+  Event *e = event_bound(h, __func__, &s);
+  if (e)
+    s = e->device->driver->event_sync(e->device, e->event);
+  return s ? s : flyrt_ok();
+}
+
+FlyrtStatus flyrtEventElapsed(FlyrtEvent start, FlyrtEvent end, float *ms) {
+  FlyrtStatus s;
+  Event *a = event_bound(start, __func__, &s);
+  Event *b = a ? event_bound(end, __func__, &s) : NULL;
+  if (!ms)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtEventElapsed: null argument");
+  if (b && a->device != b->device)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtEventElapsed: events of two devices");
+  if (b)
+    s = a->device->driver->event_elapsed(a->device, a->event, b->event, ms);
+  return s ? s : flyrt_ok();
+}
+
+/* ---- launching ---- */
+
+/* The most dynamic shared memory a kernel gets without asking. */
+enum { DEFAULT_SHARED = 48 * 1024 };
+
+FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, FlyrtStream st,
+                              const FlyrtLaunchConfig *override) {
+  Kernel *k = h.ptr;
+  if (!k)
+    return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtKernelLaunch: null kernel");
+  uint64_t slots[FLYRT_MAX_ARGS];
+  void *params[FLYRT_MAX_ARGS];
+  FlyrtLaunchConfig c;
+  FlyrtStatus s = flyrt_prepare(k, args, nargs, override, slots, &c);
+  if (s)
+    return s;
+  Device *d = k->module->device;
+  if (!d)
+    return flyrt_fail(FLYRT_ERROR_NO_DEVICE,
+                      "%s: its module was made for target %s without a device: it cannot launch",
+                      k->name, k->module->target);
+  if ((s = d->driver->bind(d)))
+    return s;
+  for (uint32_t i = 0; i < k->rec.nparams; i++) {
+    const Param *p = &k->params[i];
+    if (p->info.kind != FLYRT_PARAM_TENSOR)
+      continue;
+    void *ptr;
+    memcpy(&ptr, &slots[p->first_arg], sizeof ptr);
+    if ((s = d->driver->check_pointer(d, ptr, k->name, p->info.name)))
+      return s;
+  }
+  if (c.shared_bytes > DEFAULT_SHARED && c.shared_bytes > atomic_load(&k->shared_allowed)) {
+    if ((s = d->driver->allow_shared(d, k->fn, c.shared_bytes)))
+      return s;
+    atomic_store(&k->shared_allowed, c.shared_bytes);
+  }
+  for (uint32_t i = 0; i < k->rec.nargs; i++)
+    params[i] = &slots[i];
+  s = d->driver->launch(d, k->fn, &c, st, params);
+  return s ? s : flyrt_ok();
+}

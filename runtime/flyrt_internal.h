@@ -1,0 +1,147 @@
+/* flyrt_internal.h — what libflyrt's files share: the objects behind the
+ * handles of fly/runtime.h, the driver interface each back end implements,
+ * and the error helpers. */
+#ifndef FLYRT_INTERNAL_H
+#define FLYRT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "fly/runtime.h"
+#include "fly_bundle.h"
+
+/* ---- errors ---- */
+
+/* Sets the calling thread's message and returns s, so that a check can
+   `return flyrt_fail(...)`. */
+FlyrtStatus flyrt_fail(FlyrtStatus s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Clears the message; returns FLYRT_SUCCESS. */
+FlyrtStatus flyrt_ok(void);
+
+/* ---- drivers ---- */
+
+typedef struct Device Device;
+
+/* One GPU API (the CUDA driver, HIP), loaded with dlopen. Every function
+   reports its own failures with flyrt_fail, naming the driver call. */
+typedef struct Driver {
+  FlyrtBackend backend;
+  const char *name; /* "CUDA driver", "HIP" */
+  FlyrtStatus (*count)(int *n);
+  /* Fills d->name and d->target; d->ordinal is set. */
+  FlyrtStatus (*open)(Device *d);
+  void (*close)(Device *d);
+  /* Makes d current on the calling thread (its context, its device). */
+  FlyrtStatus (*bind)(Device *d);
+  FlyrtStatus (*load)(Device *d, const void *image, size_t size, uint32_t kind, void **module);
+  void (*unload)(Device *d, void *module);
+  FlyrtStatus (*function)(Device *d, void *module, const char *symbol, void **fn);
+  /* Lets fn use `bytes` of dynamic shared memory (beyond the default). */
+  FlyrtStatus (*allow_shared)(Device *d, void *fn, uint32_t bytes);
+  FlyrtStatus (*launch)(Device *d, void *fn, const FlyrtLaunchConfig *c, FlyrtStream s,
+                        void **params);
+  /* Whether p, argument `param` of `kernel`, is memory this device's
+     kernels can use. */
+  FlyrtStatus (*check_pointer)(Device *d, const void *p, const char *kernel, const char *param);
+  FlyrtStatus (*malloc_)(Device *d, size_t n, void **p);
+  FlyrtStatus (*free_)(Device *d, void *p);
+  /* kind: 1 host to device, 2 device to host, 3 device to device. */
+  FlyrtStatus (*copy)(Device *d, void *dst, const void *src, size_t n, int kind);
+  FlyrtStatus (*memset_)(Device *d, void *p, int byte, size_t n);
+  FlyrtStatus (*sync)(Device *d);
+  FlyrtStatus (*stream_create)(Device *d, FlyrtStream *s);
+  FlyrtStatus (*stream_destroy)(Device *d, FlyrtStream s);
+  FlyrtStatus (*stream_sync)(Device *d, FlyrtStream s);
+  FlyrtStatus (*event_create)(Device *d, void **e);
+  void (*event_destroy)(Device *d, void *e);
+  FlyrtStatus (*event_record)(Device *d, void *e, FlyrtStream s);
+  FlyrtStatus (*event_sync)(Device *d, void *e);
+  FlyrtStatus (*event_elapsed)(Device *d, void *start, void *end, float *ms);
+} Driver;
+
+/* The driver named by FLYRT_BACKEND, else the first that loads; NULL with
+   the message set (FLYRT_ERROR_NO_DRIVER) when none does. */
+const Driver *flyrt_driver(FlyrtStatus *status);
+/* NULL, with the reason in *why, when the driver cannot be used. */
+const Driver *flyrt_cuda_driver(const char **why); /* libcuda.so.1 */
+const Driver *flyrt_hip_driver(const char **why);  /* libamdhip64.so */
+
+struct Device {
+  const Driver *driver;
+  int ordinal;
+  char name[256];
+  char target[32]; /* "sm_90", "gfx942"; "" when unknown */
+  void *context;   /* the driver's (CUDA: the primary context) */
+};
+
+typedef struct Event {
+  Device *device;
+  void *event;
+} Event;
+
+/* ---- bundles, modules, kernels ---- */
+
+typedef struct Bundle {
+  atomic_int refs; /* the owner's and each module's */
+  void *bytes;     /* the whole file, 16-aligned */
+  FlyBundle b;
+} Bundle;
+
+void flyrt_bundle_retain(Bundle *b);
+void flyrt_bundle_release(Bundle *b);
+
+/* A parameter as the launch path needs it. */
+typedef struct Param {
+  FlyrtParamInfo info;
+  uint32_t first_arg; /* in the function's argument list */
+  int dyn_shape, dyn_stride;
+} Param;
+
+typedef struct Image Image;
+
+typedef struct Kernel {
+  struct Module *module;
+  uint32_t index; /* in the bundle's kernel table */
+  FlyBundleKernel rec;
+  const char *name, *spec, *symbol;
+  Image *image;
+  Param *params;              /* rec.nparams */
+  int nuser;                  /* parameters that take an argument (tensors, scalars) */
+  void *fn;                   /* the loaded function; NULL until flyrtModuleGetKernel */
+  atomic_uint shared_allowed; /* dynamic shared memory bytes allowed so far */
+} Kernel;
+
+struct Image {
+  uint32_t index; /* in the bundle's image table */
+  void *module;   /* the driver's, once loaded */
+};
+
+typedef struct Module {
+  Bundle *bundle;
+  Device *device; /* NULL: checks and launch rules only */
+  char target[32];
+  pthread_mutex_t lock; /* loading images and functions */
+  Kernel *kernels;      /* those of the chosen target */
+  uint32_t nkernels;
+  Image *images;
+  uint32_t nimages;
+} Module;
+
+/* The target of b's images that suits a device of device_target best
+   (described as `device` in the message when none does). */
+FlyrtStatus flyrt_choose_target(const FlyBundle *b, const char *device_target, const char *device,
+                                char *out, size_t n);
+
+/* Parses a tensor's layout text ("(?,?):(?,1)") into p's leaves. */
+bool flyrt_parse_layout(const char *text, FlyrtParamInfo *p);
+
+/* Checks args for k and fills the function's argument slots (slots[i] is
+   argument i's value, in its own type's bytes at the start) and the launch
+   configuration from the rule (with override). */
+FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
+                          const FlyrtLaunchConfig *override, uint64_t *slots,
+                          FlyrtLaunchConfig *config);
+
+enum { FLYRT_MAX_ARGS = 256 };
+
+#endif
