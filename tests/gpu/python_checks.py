@@ -12,7 +12,7 @@ provides one.
 
 Each example runs on fresh random inputs with its output poisoned (NaN)
 before the launch and is compared with PyTorch in float64, with the sizes
-and tolerances of tests/gpu/check_ptx.py. Then: arguments through DLPack
+and tolerances the C check (flyrt_check.c) uses. Then: arguments through DLPack
 and the CUDA Array Interface, explicit streams, launches from several
 threads, the errors of bad launches, a CUDA graph captured and replayed,
 and the benchmarks: launch overhead of the empty kernel from Python, and
