@@ -12,6 +12,7 @@
  * one line per check ("ok ..." or "FAIL ...") and per figure ("bench
  * NAME VALUE UNIT"); exits 0 when all pass, 1 on a failure, 77 when there
  * is no GPU. */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 
 #include "fly/runtime.h"
+#include "fly_bundle.h"
 
 static FlyrtDevice dev;
 static const char *dir;
@@ -335,22 +337,64 @@ static double median(double *v, int n) {
   return v[n / 2];
 }
 
-/* Host time per launch of the empty kernel: launches queued back to back,
-   the median over repeats of the mean of a batch. */
-static void bench_launch(void) {
-  FlyrtModule m = load("empty.flyb");
-  FlyrtKernel k = kernel(m, "empty");
-  enum { BATCH = 20000, REPEATS = 15 };
+typedef int (*LaunchFn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, void *, void **, void **);
+
+/* Host time per launch: `batch` launches queued back to back, the median
+   over repeats of the mean of a batch. */
+static double time_launches(FlyrtKernel k, LaunchFn raw, void *fn, int batch) {
+  enum { REPEATS = 15 };
   double t[REPEATS];
   for (int r = 0; r < REPEATS; r++) {
     CHECK(flyrtDeviceSynchronize(dev));
     double t0 = now_us();
-    for (int i = 0; i < BATCH; i++)
-      CHECK(flyrtKernelLaunch(k, NULL, 0, NULL, NULL));
-    t[r] = (now_us() - t0) / BATCH;
+    for (int i = 0; i < batch; i++) {
+      if (raw) {
+        if (raw(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL))
+          CHECK(FLYRT_ERROR_DRIVER);
+      } else {
+        CHECK(flyrtKernelLaunch(k, NULL, 0, NULL, NULL));
+      }
+    }
+    t[r] = (now_us() - t0) / batch;
   }
   CHECK(flyrtDeviceSynchronize(dev));
-  printf("bench c_launch_us %.3f us\n", median(t, REPEATS));
+  return median(t, REPEATS);
+}
+
+/* The empty kernel through libflyrt, and the same PTX launched with the
+   CUDA driver's own cuLaunchKernel, the floor any runtime stands on: in
+   long batches (the launch queue fills, so the GPU's pace shows) and in
+   short ones (the host's cost alone). */
+static void bench_launch(void) {
+  FlyrtModule m = load("empty.flyb");
+  FlyrtKernel k = kernel(m, "empty");
+  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  int (*load_data)(void **, const void *) =
+      (int (*)(void **, const void *))dlsym(cuda, "cuModuleLoadData");
+  int (*get_fn)(void **, void *, const char *) =
+      (int (*)(void **, void *, const char *))dlsym(cuda, "cuModuleGetFunction");
+  LaunchFn raw = (LaunchFn)dlsym(cuda, "cuLaunchKernel");
+  /* The PTX of the bundle, read with the format's own reader. */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/empty.flyb", dir);
+  FILE *f = fopen(path, "rb");
+  static unsigned char bytes[1 << 16];
+  size_t size = f ? fread(bytes, 1, sizeof bytes, f) : 0;
+  if (f)
+    fclose(f);
+  FlyBundle b;
+  char why[256];
+  void *mod = NULL, *fn = NULL;
+  if (!load_data || !get_fn || !raw || !fly_bundle_open(&b, bytes, size, why, sizeof why))
+    CHECK(FLYRT_ERROR_DRIVER);
+  FlyBundleImage im = fly_bundle_image(&b, 0);
+  if (load_data(&mod, fly_bundle_image_bytes(&b, &im)) || get_fn(&fn, mod, "empty"))
+    CHECK(FLYRT_ERROR_DRIVER);
+  printf("bench c_launch_us %.3f us\n", time_launches(k, NULL, NULL, 20000));
+  printf("bench driver_launch_us %.3f us\n", time_launches(k, raw, fn, 20000));
+  printf("bench c_launch_short_us %.3f us\n", time_launches(k, NULL, NULL, 200));
+  printf("bench driver_launch_short_us %.3f us\n", time_launches(k, raw, fn, 200));
   flyrtModuleDestroy(m);
 }
 

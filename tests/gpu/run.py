@@ -63,19 +63,26 @@ def table(fig):
             rows.append((what, f"{value:.3f}" if value < 100 else f"{value:.1f}", unit, goal))
 
     row("empty kernel launch, C API", get("c_launch_us"), "us", "<= 4")
-    row("empty kernel launch, Python", get("python_empty_launch"), "us", "<= 8")
+    row("empty kernel launch, cuLaunchKernel itself", get("driver_launch_us"), "us")
+    row("empty kernel launch, C API, batches of 200", get("c_launch_short_us"), "us")
+    row("cuLaunchKernel itself, batches of 200", get("driver_launch_short_us"), "us")
+    row("empty kernel launch, Python", get("python_launch_us"), "us", "<= 8")
+    row("vector add launch (3 tensors), Python", get("python_vadd_launch_us"), "us")
+    row("torch.add launch, 1 element", get("torch_add_launch_us"), "us")
     row("vector add 2^28 f32, C API", get("c_vadd_gbs"), "GB/s")
     row("device-to-device copy, same bytes", get("c_copy_gbs"), "GB/s")
     row("vector add / copy", get("c_vadd_over_copy"), "ratio", ">= 0.95")
-    py, torch_add = get("python_vector_add_2^28"), get("torch_add_2^28")
+    py, torch_add = get("python_vadd_gbs"), get("torch_add_gbs")
     row("vector add 2^28 f32, Python", py, "GB/s")
     row("torch.add 2^28 f32", torch_add, "GB/s")
     if py and torch_add:
         row("vector add (Python) / torch.add", py / torch_add, "ratio")
     if get("c_vadd_gbs") and torch_add:
         row("vector add (C) / torch.add", get("c_vadd_gbs") / torch_add, "ratio")
-    known = {"c_launch_us", "python_empty_launch", "c_vadd_gbs", "c_copy_gbs", "c_vadd_over_copy",
-             "python_vector_add_2^28", "torch_add_2^28"}
+    known = {"c_launch_us", "driver_launch_us", "c_launch_short_us", "driver_launch_short_us",
+             "python_launch_us", "python_vadd_launch_us", "torch_add_launch_us", "c_vadd_gbs",
+             "c_copy_gbs", "c_vadd_over_copy", "python_vadd_gbs", "torch_add_gbs",
+             "python_vadd_over_torch"}
     for key in sorted(set(fig) - known):
         row(key, fig[key][0], fig[key][1])
     width = max((len(r[0]) for r in rows), default=10)
