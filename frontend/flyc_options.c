@@ -21,7 +21,7 @@ static int usage_error(const char *command, const char *fmt, const char *arg) {
 /* The value of option `name` written "--name=value" or "--name value" (then
    the value is the next argument, and *i moves past it). NULL when argv[*i]
    is not this option; "" when the value is missing. */
-static const char *value_of(int argc, char **argv, int *i, const char *name) {
+const char *flyc_option_value(int argc, char **argv, int *i, const char *name) {
   const char *arg = argv[*i];
   size_t n = strlen(name);
   if (strncmp(arg, name, n) != 0)
@@ -35,7 +35,7 @@ static const char *value_of(int argc, char **argv, int *i, const char *name) {
   return argv[++*i];
 }
 
-static bool is_identifier(const char *s, size_t n) {
+bool flyc_is_identifier(const char *s, size_t n) {
   if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
     return false;
   for (size_t i = 1; i < n; i++)
@@ -47,7 +47,7 @@ static bool is_identifier(const char *s, size_t n) {
 /* -D NAME=VALUE (or -DNAME=VALUE). */
 static int add_define(const char *command, FlycOptions *o, const char *def) {
   const char *eq = strchr(def, '=');
-  if (!eq || !is_identifier(def, (size_t)(eq - def)))
+  if (!eq || !flyc_is_identifier(def, (size_t)(eq - def)))
     return usage_error(command, "-D takes NAME=VALUE, such as -D BLOCK=128, not '%s'", def);
   if (o->check.ndefines == FLYC_MAX_DEFINES)
     return usage_error(command, "too many -D options (limit is %s)", "256");
@@ -174,14 +174,14 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
       return FLYC_OK;
     } else if ((accepted & FLYC_OPT_DUMP_AST) && strcmp(arg, "--dump-ast") == 0) {
       o->dump_ast = true;
-    } else if ((v = value_of(argc, argv, &i, "--diagnostics"))) {
+    } else if ((v = flyc_option_value(argc, argv, &i, "--diagnostics"))) {
       if (strcmp(v, "text") == 0)
         o->format = FLY_DIAG_TEXT;
       else if (strcmp(v, "json") == 0)
         o->format = FLY_DIAG_JSON;
       else
         return usage_error(command, "--diagnostics takes 'text' or 'json', not '%s'", v);
-    } else if ((v = value_of(argc, argv, &i, "--color"))) {
+    } else if ((v = flyc_option_value(argc, argv, &i, "--color"))) {
       if (strcmp(v, "auto") == 0)
         o->color = -1;
       else if (strcmp(v, "always") == 0)
@@ -190,7 +190,7 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
         o->color = 0;
       else
         return usage_error(command, "--color takes 'auto', 'always' or 'never', not '%s'", v);
-    } else if ((v = value_of(argc, argv, &i, "--error-limit"))) {
+    } else if ((v = flyc_option_value(argc, argv, &i, "--error-limit"))) {
       char *end;
       errno = 0;
       long n = strtol(v, &end, 10);
@@ -202,37 +202,38 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
       o->error_limit = (int)n;
     } else if (strcmp(arg, "-Werror") == 0) {
       o->werror = true;
-    } else if ((accepted & FLYC_OPT_STDLIB) && (v = value_of(argc, argv, &i, "--stdlib"))) {
+    } else if ((accepted & FLYC_OPT_STDLIB) &&
+               (v = flyc_option_value(argc, argv, &i, "--stdlib"))) {
       o->stdlib_dir = v;
     } else if ((accepted & FLYC_OPT_SEMA) && strncmp(arg, "-D", 2) == 0) {
       const char *def = arg[2] ? arg + 2 : argv[++i];
       if (add_define(command, o, def) != FLYC_OK)
         return FLYC_USAGE;
     } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
-               (v = value_of(argc, argv, &i, "--target"))) {
+               (v = flyc_option_value(argc, argv, &i, "--target"))) {
       if (add_targets(command, o, v) != FLYC_OK)
         return FLYC_USAGE;
     } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
-               (v = value_of(argc, argv, &i, "--step-limit"))) {
+               (v = flyc_option_value(argc, argv, &i, "--step-limit"))) {
       if (parse_limit(command, "--step-limit", v, 1000000000L, &o->check.step_limit) != FLYC_OK)
         return FLYC_USAGE;
     } else if ((accepted & (FLYC_OPT_SEMA | FLYC_OPT_EXPR)) &&
-               (v = value_of(argc, argv, &i, "--depth-limit"))) {
+               (v = flyc_option_value(argc, argv, &i, "--depth-limit"))) {
       long n;
       if (parse_limit(command, "--depth-limit", v, 10000, &n) != FLYC_OK)
         return FLYC_USAGE;
       o->check.depth_limit = (int)n;
     } else if ((accepted & FLYC_OPT_SPECS) && strcmp(arg, "--print-specializations") == 0) {
       o->print_specializations = true;
-    } else if (expression && (v = value_of(argc, argv, &i, "--import"))) {
+    } else if (expression && (v = flyc_option_value(argc, argv, &i, "--import"))) {
       if (o->nimports == FLYC_MAX_IMPORTS)
         return usage_error(command, "too many --import options (limit is %s)", "64");
       o->imports[o->nimports++] = v;
     } else if ((accepted & FLYC_OPT_DRAW) && strcmp(arg, "--table") == 0) {
       o->table = true;
-    } else if ((accepted & FLYC_OPT_DRAW) && (v = value_of(argc, argv, &i, "--svg"))) {
+    } else if ((accepted & FLYC_OPT_DRAW) && (v = flyc_option_value(argc, argv, &i, "--svg"))) {
       o->svg = v;
-    } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--emit"))) {
+    } else if ((accepted & FLYC_OPT_COMPILE) && (v = flyc_option_value(argc, argv, &i, "--emit"))) {
       static const char *const kinds[] = {"fly", "irdl",  "llvm",  "ptx",
                                           "asm", "cubin", "hsaco", "bundle"};
       bool known = false;
@@ -244,7 +245,8 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
                            "'bundle', not '%s'",
                            v);
       o->emit = v;
-    } else if ((accepted & FLYC_OPT_COMPILE) && (v = value_of(argc, argv, &i, "--kernel"))) {
+    } else if ((accepted & FLYC_OPT_COMPILE) &&
+               (v = flyc_option_value(argc, argv, &i, "--kernel"))) {
       o->check.only_kernel = v;
     } else if ((accepted & FLYC_OPT_COMPILE) && strcmp(arg, "--split-input-file") == 0) {
       o->split = true;

@@ -59,6 +59,15 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
 int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
                           int argc, char **argv, FlycOptions *o, bool *help);
 
+/* The value of option `name` written "--name=value" or "--name value" (then
+   the value is the next argument, and *i moves past it). NULL when argv[*i]
+   is not this option; "" when the value is missing. */
+const char *flyc_option_value(int argc, char **argv, int *i, const char *name);
+
+/* Whether the n bytes at s are an identifier: a letter or '_', then
+   letters, digits and '_'. */
+bool flyc_is_identifier(const char *s, size_t n);
+
 /* Frees what parsing the options allocated (the names of -D bindings). */
 void flyc_free_options(FlycOptions *o);
 

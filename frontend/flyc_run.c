@@ -143,21 +143,6 @@ typedef struct RunOptions {
   int opt_level; /* -1: not given */
 } RunOptions;
 
-/* The value of option `name`, written "--name=value" or "--name value";
-   NULL when argv[*i] is not this option. A missing value is "", which no
-   option takes. */
-static const char *value_of(int argc, char **argv, int *i, const char *name) {
-  const char *arg = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(arg, name, n) != 0)
-    return NULL;
-  if (arg[n] == '=')
-    return arg + n + 1;
-  if (arg[n] != '\0')
-    return NULL;
-  return *i + 1 < argc ? argv[++*i] : "";
-}
-
 static bool parse_int(const char *v, long long lo, long long hi, long long *out) {
   char *end;
   errno = 0;
@@ -310,7 +295,7 @@ static const char *const valued_options[] = {"--kernel", "--spec",   "--target",
 static int parse_option(RunOptions *o, int argc, char **argv, int *i) {
   const char *arg = argv[*i], *v;
   for (size_t k = 0; k < sizeof valued_options / sizeof valued_options[0]; k++)
-    if ((v = value_of(argc, argv, i, valued_options[k])))
+    if ((v = flyc_option_value(argc, argv, i, valued_options[k])))
       return parse_valued(o, v, valued_options[k]);
   if (strncmp(arg, "-D", 2) == 0) {
     if (!arg[2] && *i + 1 == argc)

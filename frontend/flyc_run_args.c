@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flyc_options.h"
+
 static bool fail(char *why, size_t why_size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static bool fail(char *why, size_t why_size, const char *fmt, ...) {
@@ -204,15 +206,6 @@ static double draw(FlycRunValue v, bool integer, FlycRng *r) {
 
 /* ---- NAME=VALUE ---- */
 
-static bool is_identifier(const char *s, size_t n) {
-  if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-    return false;
-  for (size_t i = 1; i < n; i++)
-    if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
-      return false;
-  return true;
-}
-
 static const char kinds_help[] = "randn, rand, zeros or ones, as KIND:DTYPE:DIMS; or @FILE.npy";
 static const char dtypes_help[] = "f16, bf16, f32, f64, i8, i16, i32 or i64";
 
@@ -311,7 +304,7 @@ bool flyc_run_arg_parse(const char *text, FlycRunArg *a, char *why, size_t why_s
   a->text = text;
   const char *eq = strchr(text, '=');
   size_t n = eq ? (size_t)(eq - text) : 0;
-  if (!eq || !is_identifier(text, n) || n >= FLYC_RUN_NAME_MAX)
+  if (!eq || !flyc_is_identifier(text, n) || n >= FLYC_RUN_NAME_MAX)
     return fail(why, why_size,
                 "'%s' is not an argument NAME=VALUE, such as A=randn:f32:1024, A=@a.npy or n=1024",
                 text);

@@ -14,7 +14,7 @@
  *   ...
  *   flyrtModuleDestroy(m); flyrtBundleDestroy(b); flyrtDeviceDestroy(dev);
  *
- * Ownership is in the names, as in MLIR's C API: what a ...Create function
+ * Ownership is in the names: what a ...Create function
  * makes, the caller releases with the matching ...Destroy; what a ...Get
  * function returns belongs to the object it came from (a kernel lives as
  * long as its module).

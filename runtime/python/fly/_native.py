@@ -35,7 +35,7 @@ DTYPE_SIZE = (0, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 0)
 BACKENDS = {1: "cuda", 2: "hip"}
 
 
-# Handles are one-pointer structures passed by value (as MLIR's C API does).
+# Handles are one-pointer structures passed by value.
 class FlyrtDevice(Structure):
     _fields_ = [("ptr", c_void_p)]
 

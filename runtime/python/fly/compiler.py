@@ -2,7 +2,7 @@
 
 libflyc looks each compile up in flyc's disk cache first, so compiling the
 same source with the same constants again costs a file read; only a miss
-loads the back end (MLIR and LLVM) into the process.
+loads the compiler's back end (libflyc_lower.so) into the process.
 """
 from __future__ import annotations
 
