@@ -281,8 +281,8 @@ static void *worker(void *arg) {
   float *a = malloc(n * 4);
   for (size_t i = 0; i < n; i++)
     a[i] = (float)(w->id * 1000 + i % 1000);
-  void *A, *C;
-  FlyrtStream s;
+  void *A = NULL, *C = NULL;
+  FlyrtStream s = NULL;
   w->ok = !flyrtStreamCreate(dev, &s) && !flyrtMalloc(dev, n * 4, &A) &&
           !flyrtMalloc(dev, n * 4, &C) && !flyrtMemcpyHostToDevice(dev, A, a, n * 4) &&
           !flyrtMemset(dev, C, 0xff, n * 4);
