@@ -9,6 +9,7 @@ int flyc_eval_command(int argc, char **argv);
 int flyc_layout_command(int argc, char **argv);
 int flyc_compile_command(int argc, char **argv);
 int flyc_cache_command(int argc, char **argv);
+int flyc_vocabulary_command(int argc, char **argv);
 int flyc_inspect_command(int argc, char **argv);
 int flyc_run_command(int argc, char **argv);
 

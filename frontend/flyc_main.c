@@ -27,6 +27,7 @@ static void print_usage(FILE *out) {
         "  run FILE     launch a kernel of a .fly or a bundle on the GPU, with\n"
         "               arguments made from the command line; time it with --bench\n"
         "  cache ACTION the disk cache of compiled kernels: stats, clear, dir\n"
+        "  vocabulary   every word the compiler knows, by kind (for editors)\n"
         "\n"
         "Run 'flyc COMMAND --help' for a command's options.\n"
         "\n"
@@ -58,7 +59,8 @@ static const Command commands[] = {
     {"parse", flyc_parse_command},     {"check", flyc_check_command},
     {"eval", flyc_eval_command},       {"layout", flyc_layout_command},
     {"compile", flyc_compile_command}, {"cache", flyc_cache_command},
-    {"inspect", flyc_inspect_command}, {"run", flyc_run_command},
+    {"inspect", flyc_inspect_command}, {"vocabulary", flyc_vocabulary_command},
+    {"run", flyc_run_command},
 };
 
 /* Only the first argument decides what flyc does; the command parses the

@@ -50,4 +50,12 @@ typedef struct FlySyntax {
  * parse; defined by lexer.re, which checks before every token. */
 void fly_syntax_report_limit(FlySyntax *S);
 
+/* A word the lexer reserves and its kind: "keyword", "constant" (true,
+   false), "type" (i32, f16 ...), "type-constructor" (vec, tensor, smem,
+   rmem). fly_reserved_words ends with a NULL word (fly_words.c). */
+typedef struct FlyWord {
+  const char *word, *kind;
+} FlyWord;
+extern const FlyWord fly_reserved_words[];
+
 #endif

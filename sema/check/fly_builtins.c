@@ -43,6 +43,14 @@ static const struct {
     {"amd", FLY_TYPE_NONE},
 };
 
+void fly_builtin_words(void (*each)(const char *word, const char *kind, void *ctx), void *ctx) {
+  for (size_t i = 0; i < sizeof value_names / sizeof value_names[0]; i++)
+    each(value_names[i].name, value_names[i].type == FLY_TYPE_NONE ? "builtin-value" : "type", ctx);
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (const FlyBuiltin *b = tables[t]; b->name; b++)
+      each(b->name, "builtin-function", ctx);
+}
+
 bool fly_is_builtin_name(const char *name, uint32_t len) {
   for (size_t i = 0; i < sizeof value_names / sizeof value_names[0]; i++)
     if (name_is(name, len, value_names[i].name))

@@ -220,6 +220,10 @@ const FlyType *fly_default_runtime_type(const FlyVal *v);
 /* The builtin value of a name, or NULL when there is none. */
 const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len);
 bool fly_is_builtin_name(const char *name, uint32_t len);
+/* Calls each for every predefined name: "type" (int, float, layout ...),
+   "builtin-value" (thread_idx, warp_size ...) and "builtin-function"
+   (size, logical_divide, copy ...). */
+void fly_builtin_words(void (*each)(const char *word, const char *kind, void *ctx), void *ctx);
 const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *args);
 /* A member of a value: fields of target and the GPU indices, atom names of
    nv and amd, and methods (x.f is the builtin f with x as its first argument). */
