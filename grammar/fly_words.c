@@ -36,7 +36,7 @@ const FlyWord fly_reserved_words[] = {
     {"f64", "type"},
     {"f8e4m3", "type"},
     {"f8e5m2", "type"},
-    /* Types that take arguments: vec<f16, 8>, tensor<f32, ...>. */
+    /* Types that take arguments: vec<4, f32>, tensor<f32, ?:1>. */
     {"vec", "type-constructor"},
     {"tensor", "type-constructor"},
     {"smem", "type-constructor"},
