@@ -307,3 +307,11 @@ void fly_diag_finish(FlyDiag *d) {
   d->pending = NULL;
   d->pending_len = d->pending_cap = 0;
 }
+
+bool fly_why(char *why, size_t why_size, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, why_size, fmt, ap);
+  va_end(ap);
+  return false;
+}

@@ -71,4 +71,9 @@ static inline bool fly_diag_stopped(const FlyDiag *d) { return d->stopped; }
  * when there were any. Frees the engine's buffers. */
 void fly_diag_finish(FlyDiag *d);
 
+/* Writes the message to why (why_size bytes) and returns false, so that a
+   check reporting into a caller's buffer can `return fly_why(...)`. */
+bool fly_why(char *why, size_t why_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -3,26 +3,15 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fly_diag.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
-
-/* Writes the reason into why and returns false, so a check can `return
-   fail(...)`. */
-static bool fail(char *why, size_t why_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool fail(char *why, size_t why_size, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, why_size, fmt, ap);
-  va_end(ap);
-  return false;
-}
 
 uint64_t fly_npy_count(const FlyNpyArray *a) {
   uint64_t n = 1;
@@ -64,16 +53,16 @@ static void skip_space(Reader *r) {
 static bool malformed(Reader *r, const char *expected) {
   size_t at = r->offset + (size_t)(r->p - r->start);
   if (r->p == r->end)
-    return fail(r->why, r->why_size,
-                "malformed .npy header: expected %s at byte %zu, found the end of the header",
-                expected, at);
+    return fly_why(r->why, r->why_size,
+                   "malformed .npy header: expected %s at byte %zu, found the end of the header",
+                   expected, at);
   unsigned char c = (unsigned char)*r->p;
   if (c < 0x20 || c >= 0x7f)
-    return fail(r->why, r->why_size,
-                "malformed .npy header: expected %s at byte %zu, found byte 0x%02x", expected, at,
-                c);
-  return fail(r->why, r->why_size, "malformed .npy header: expected %s at byte %zu, found '%c'",
-              expected, at, c);
+    return fly_why(r->why, r->why_size,
+                   "malformed .npy header: expected %s at byte %zu, found byte 0x%02x", expected,
+                   at, c);
+  return fly_why(r->why, r->why_size, "malformed .npy header: expected %s at byte %zu, found '%c'",
+                 expected, at, c);
 }
 
 /* Skips blanks, then takes c if it is next. */
@@ -125,13 +114,13 @@ static bool boolean(Reader *r, bool *v) {
     *v = false;
     return true;
   }
-  return fail(r->why, r->why_size, "the .npy header's 'fortran_order' is not True or False");
+  return fly_why(r->why, r->why_size, "the .npy header's 'fortran_order' is not True or False");
 }
 
 static bool bad_shape(Reader *r) {
-  return fail(r->why, r->why_size,
-              "the .npy header's 'shape' is not a tuple of non-negative integers, such as "
-              "(3, 4) or (3,)");
+  return fly_why(r->why, r->why_size,
+                 "the .npy header's 'shape' is not a tuple of non-negative integers, such as "
+                 "(3, 4) or (3,)");
 }
 
 /* A dimension: decimal digits, below 2^63. */
@@ -161,8 +150,8 @@ static bool shape(Reader *r, FlyNpyArray *a) {
     return true;
   for (;;) {
     if (a->ndim == FLY_NPY_MAX_DIMS)
-      return fail(r->why, r->why_size, "the .npy array has more than %d dimensions",
-                  FLY_NPY_MAX_DIMS);
+      return fly_why(r->why, r->why_size, "the .npy array has more than %d dimensions",
+                     FLY_NPY_MAX_DIMS);
     if (!dimension(r, &a->shape[a->ndim++]))
       return false;
     bool comma = accept(r, ',');
@@ -180,10 +169,10 @@ static bool descr(Reader *r, const char *s, size_t n, FlyNpyArray *a) {
   snprintf(text, sizeof text, "%.*s", (int)(n < sizeof text - 1 ? n : sizeof text - 1), s);
   const char *p = text;
   if (*p == '>')
-    return fail(r->why, r->why_size,
-                "the .npy data is big-endian ('%s'): save it little-endian, "
-                "with arr.astype(arr.dtype.newbyteorder('<'))",
-                text);
+    return fly_why(r->why, r->why_size,
+                   "the .npy data is big-endian ('%s'): save it little-endian, "
+                   "with arr.astype(arr.dtype.newbyteorder('<'))",
+                   text);
   if (*p == '<' || *p == '|' || *p == '=')
     p++;
   char kind = *p;
@@ -191,10 +180,10 @@ static bool descr(Reader *r, const char *s, size_t n, FlyNpyArray *a) {
   if (kind && p[1] >= '1' && p[1] <= '8' && !p[2])
     size = (unsigned)(p[1] - '0');
   if (n >= sizeof text || !fly_npy_descr(kind, size))
-    return fail(r->why, r->why_size,
-                "the .npy dtype '%s' is not supported (bool, integers and floats are: "
-                "b1, i1 to i8, u1 to u8, f2, f4, f8)",
-                text);
+    return fly_why(r->why, r->why_size,
+                   "the .npy dtype '%s' is not supported (bool, integers and floats are: "
+                   "b1, i1 to i8, u1 to u8, f2, f4, f8)",
+                   text);
   a->kind = kind;
   a->itemsize = size;
   return true;
@@ -214,29 +203,29 @@ static bool entry(Reader *r, FlyNpyArray *a, unsigned *seen) {
     if (strlen(names[i]) == klen && memcmp(key, names[i], klen) == 0)
       which = i;
   if (which < 0)
-    return fail(r->why, r->why_size,
-                "the .npy header has the key '%.*s' (it takes 'descr', 'fortran_order' and "
-                "'shape')",
-                (int)(klen > 64 ? 64 : klen), key);
+    return fly_why(r->why, r->why_size,
+                   "the .npy header has the key '%.*s' (it takes 'descr', 'fortran_order' and "
+                   "'shape')",
+                   (int)(klen > 64 ? 64 : klen), key);
   if (*seen & (1u << which))
-    return fail(r->why, r->why_size, "the .npy header gives '%s' twice", names[which]);
+    return fly_why(r->why, r->why_size, "the .npy header gives '%s' twice", names[which]);
   *seen |= 1u << which;
   bool fortran = false;
   switch (which) {
   case 0:
     skip_space(r);
     if (r->p < r->end && *r->p != '\'' && *r->p != '"')
-      return fail(r->why, r->why_size,
-                  "the .npy header's 'descr' is not a string such as '<f4' (structured "
-                  "dtypes are not supported)");
+      return fly_why(r->why, r->why_size,
+                     "the .npy header's 'descr' is not a string such as '<f4' (structured "
+                     "dtypes are not supported)");
     return string(r, &s, &slen) && descr(r, s, slen, a);
   case 1:
     if (!boolean(r, &fortran))
       return false;
     if (fortran)
-      return fail(r->why, r->why_size,
-                  "the .npy array is in Fortran order (fortran_order is True): save it in C "
-                  "order, with np.ascontiguousarray(arr)");
+      return fly_why(r->why, r->why_size,
+                     "the .npy array is in Fortran order (fortran_order is True): save it in C "
+                     "order, with np.ascontiguousarray(arr)");
     return true;
   default:
     return shape(r, a);
@@ -260,7 +249,7 @@ static bool dict(Reader *r, FlyNpyArray *a) {
   static const char *const names[] = {"descr", "fortran_order", "shape"};
   for (int i = 0; i < 3; i++)
     if (!(seen & (1u << i)))
-      return fail(r->why, r->why_size, "the .npy header has no '%s'", names[i]);
+      return fly_why(r->why, r->why_size, "the .npy header has no '%s'", names[i]);
   return true;
 }
 
@@ -268,8 +257,8 @@ static bool dict(Reader *r, FlyNpyArray *a) {
 
 static bool truncated_header(size_t want, size_t n, size_t *need, char *why, size_t why_size) {
   *need = want;
-  return fail(why, why_size, "truncated .npy file: its header needs %zu bytes, and it has %zu",
-              want, n);
+  return fly_why(why, why_size, "truncated .npy file: its header needs %zu bytes, and it has %zu",
+                 want, n);
 }
 
 /* The bytes count * itemsize, refusing shapes whose size cannot be held. */
@@ -277,7 +266,8 @@ static bool data_bytes(const FlyNpyArray *a, uint64_t *bytes, char *why, size_t 
   uint64_t n = a->itemsize;
   for (int i = 0; i < a->ndim; i++)
     if (__builtin_mul_overflow(n, (uint64_t)a->shape[i], &n) || n > (uint64_t)SIZE_MAX / 2)
-      return fail(why, why_size, "the .npy array's shape holds more bytes than can be addressed");
+      return fly_why(why, why_size,
+                     "the .npy array's shape holds more bytes than can be addressed");
   *bytes = n;
   return true;
 }
@@ -288,16 +278,16 @@ bool fly_npy_parse_header(const void *bytes, size_t n, FlyNpyArray *a, size_t *d
   *need = 0;
   memset(a, 0, sizeof *a);
   if (n == 0)
-    return fail(why, why_size, "not a .npy file: it is empty");
+    return fly_why(why, why_size, "not a .npy file: it is empty");
   if (memcmp(b, magic, n < 6 ? n : 6) != 0)
-    return fail(why, why_size, "not a .npy file (it does not start with \\x93NUMPY)");
+    return fly_why(why, why_size, "not a .npy file (it does not start with \\x93NUMPY)");
   if (n < 8)
     return truncated_header(10, n, need, why, why_size);
   unsigned major = b[6], minor = b[7];
   if (!(major >= 1 && major <= 3 && minor == 0))
-    return fail(why, why_size,
-                "the .npy file is of format version %u.%u (versions 1.0, 2.0 and 3.0 are read)",
-                major, minor);
+    return fly_why(why, why_size,
+                   "the .npy file is of format version %u.%u (versions 1.0, 2.0 and 3.0 are read)",
+                   major, minor);
   size_t prefix = major == 1 ? 10 : 12;
   if (n < prefix)
     return truncated_header(prefix, n, need, why, why_size);
@@ -333,13 +323,13 @@ static bool wrong_length(const FlyNpyArray *a, uint64_t want, uint64_t have, cha
   char shape_text[600];
   describe(a, shape_text, sizeof shape_text);
   if (have < want)
-    return fail(why, why_size,
-                "truncated .npy data: the header says %" PRIu64
-                " bytes (%s), and the file has %" PRIu64,
-                want, shape_text, have);
-  return fail(why, why_size,
-              "the .npy file has %" PRIu64 " bytes after the %" PRIu64 " of its data (%s)",
-              have - want, want, shape_text);
+    return fly_why(why, why_size,
+                   "truncated .npy data: the header says %" PRIu64
+                   " bytes (%s), and the file has %" PRIu64,
+                   want, shape_text, have);
+  return fly_why(why, why_size,
+                 "the .npy file has %" PRIu64 " bytes after the %" PRIu64 " of its data (%s)",
+                 have - want, want, shape_text);
 }
 
 bool fly_npy_decode(const void *bytes, size_t n, FlyNpyArray *a, char *why, size_t why_size) {
@@ -351,7 +341,7 @@ bool fly_npy_decode(const void *bytes, size_t n, FlyNpyArray *a, char *why, size
     return wrong_length(a, size, n - offset, why, why_size);
   a->data = malloc(size ? size : 1);
   if (!a->data)
-    return fail(why, why_size, "out of memory");
+    return fly_why(why, why_size, "out of memory");
   memcpy(a->data, (const char *)bytes + offset, size);
   return true;
 }
@@ -380,7 +370,7 @@ static bool read_header(FILE *f, FlyNpyArray *a, size_t *offset, char *why, size
     }
   }
   if (!buf)
-    fail(why, why_size, "out of memory");
+    fly_why(why, why_size, "out of memory");
   free(buf);
   return ok;
 }
@@ -398,10 +388,10 @@ static bool read_data(FILE *f, FlyNpyArray *a, char *why, size_t why_size) {
   uint64_t size = fly_npy_count(a) * a->itemsize; /* checked by the parse */
   a->data = malloc(size ? (size_t)size : 1);
   if (!a->data)
-    return fail(why, why_size, "out of memory (%" PRIu64 " bytes of .npy data)", size);
+    return fly_why(why, why_size, "out of memory (%" PRIu64 " bytes of .npy data)", size);
   size_t got = fread(a->data, 1, (size_t)size, f);
   if (ferror(f))
-    return fail(why, why_size, "%s", strerror(errno));
+    return fly_why(why, why_size, "%s", strerror(errno));
   uint64_t extra = got == size ? count_rest(f) : 0;
   if (got != size || extra)
     return wrong_length(a, size, got + extra, why, why_size);
@@ -412,7 +402,7 @@ bool fly_npy_read(const char *path, FlyNpyArray *a, char *why, size_t why_size) 
   memset(a, 0, sizeof *a);
   FILE *f = fopen(path, "rb");
   if (!f)
-    return fail(why, why_size, "%s", strerror(errno));
+    return fly_why(why, why_size, "%s", strerror(errno));
   size_t offset;
   bool ok = read_header(f, a, &offset, why, why_size) && read_data(f, a, why, why_size);
   fclose(f);
@@ -451,32 +441,32 @@ static bool write_all(const char *path, FILE *f, const char *header, size_t hlen
   bool ok = fwrite(header, 1, hlen, f) == hlen &&
             (size == 0 || fwrite(a->data, 1, (size_t)size, f) == size);
   ok = fclose(f) == 0 && ok;
-  return ok || fail(why, why_size, "cannot write '%s': %s", path, strerror(errno));
+  return ok || fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
 }
 
 bool fly_npy_write(const char *path, const FlyNpyArray *a, char *why, size_t why_size) {
   const char *d = fly_npy_descr(a->kind, a->itemsize);
   if (!d || a->ndim < 0 || a->ndim > FLY_NPY_MAX_DIMS)
-    return fail(why, why_size, "cannot write '%s': not an array of a .npy dtype", path);
+    return fly_why(why, why_size, "cannot write '%s': not an array of a .npy dtype", path);
   char header[64 + FLY_NPY_MAX_DIMS * 24 + 128];
   size_t hlen = format_header(a, d, header, sizeof header);
   struct stat st;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
     FILE *f = fopen(path, "wb");
     if (!f)
-      return fail(why, why_size, "cannot write '%s': %s", path, strerror(errno));
+      return fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
     return write_all(path, f, header, hlen, a, why, why_size);
   }
   size_t n = strlen(path) + 32;
   char *tmp = malloc(n);
   if (!tmp)
-    return fail(why, why_size, "out of memory");
+    return fly_why(why, why_size, "out of memory");
   snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "wb");
   bool ok = f ? write_all(path, f, header, hlen, a, why, why_size)
-              : fail(why, why_size, "cannot write '%s': %s", path, strerror(errno));
+              : fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
   if (ok && rename(tmp, path) != 0)
-    ok = fail(why, why_size, "cannot write '%s': %s", path, strerror(errno));
+    ok = fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
   if (!ok && f)
     remove(tmp);
   free(tmp);

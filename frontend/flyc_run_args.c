@@ -5,22 +5,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fly_diag.h"
 #include "flyc_options.h"
-
-static bool fail(char *why, size_t why_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static bool fail(char *why, size_t why_size, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, why_size, fmt, ap);
-  va_end(ap);
-  return false;
-}
 
 /* ---- random numbers ---- */
 
@@ -224,17 +214,17 @@ static bool parse_dims(const char *s, FlycRunArg *a, char *why, size_t why_size)
       break;
     a->shape[a->rank++] = n;
     if (__builtin_mul_overflow(bytes, (uint64_t)n, &bytes) || bytes > (uint64_t)SIZE_MAX / 2)
-      return fail(why, why_size, "'%s': the tensor %s is too large to allocate", a->text, s);
+      return fly_why(why, why_size, "'%s': the tensor %s is too large to allocate", a->text, s);
     p = end;
     if (*p == '\0')
       return true;
     if (*p != 'x')
       break;
   }
-  return fail(why, why_size,
-              "'%s': the dims '%s' are not extents from 1 up separated by 'x' (at most %d of "
-              "them), such as 1048576 or 4096x4096",
-              a->text, s, FLYRT_MAX_RANK);
+  return fly_why(why, why_size,
+                 "'%s': the dims '%s' are not extents from 1 up separated by 'x' (at most %d of "
+                 "them), such as 1048576 or 4096x4096",
+                 a->text, s, FLYRT_MAX_RANK);
 }
 
 static const struct {
@@ -260,17 +250,18 @@ static bool parse_generated(const char *v, FlycRunArg *a, char *why, size_t why_
     if (strlen(kinds[i].name) == klen && strncmp(kinds[i].name, v, klen) == 0)
       a->value = kinds[i].value;
   if (!a->value)
-    return fail(why, why_size, "'%s': unknown kind of tensor '%.*s' (the kinds are %s)", a->text,
-                (int)klen, v, kinds_help);
+    return fly_why(why, why_size, "'%s': unknown kind of tensor '%.*s' (the kinds are %s)", a->text,
+                   (int)klen, v, kinds_help);
   const char *dt = v + klen;
   size_t dlen = *dt ? strcspn(dt + 1, ":") : 0;
   if (!*dt || !dt[1 + dlen] || !dt[2 + dlen])
-    return fail(why, why_size, "'%s': a tensor is written %.*s:DTYPE:DIMS, such as %.*s:f32:1024",
-                a->text, (int)klen, v, (int)klen, v);
+    return fly_why(why, why_size,
+                   "'%s': a tensor is written %.*s:DTYPE:DIMS, such as %.*s:f32:1024", a->text,
+                   (int)klen, v, (int)klen, v);
   a->dtype = flyc_run_dtype(dt + 1, dlen);
   if (!a->dtype)
-    return fail(why, why_size, "'%s': unknown dtype '%.*s' (the dtypes are %s)", a->text, (int)dlen,
-                dt + 1, dtypes_help);
+    return fly_why(why, why_size, "'%s': unknown dtype '%.*s' (the dtypes are %s)", a->text,
+                   (int)dlen, dt + 1, dtypes_help);
   return parse_dims(dt + 2 + dlen, a, why, why_size);
 }
 
@@ -279,12 +270,12 @@ static bool parse_generated(const char *v, FlycRunArg *a, char *why, size_t why_
 static bool parse_scalar(const char *v, FlycRunArg *a, char *why, size_t why_size) {
   char *end;
   if (!*v || isspace((unsigned char)*v))
-    return fail(why, why_size, "'%s': no value after '='", a->text);
+    return fly_why(why, why_size, "'%s': no value after '='", a->text);
   errno = 0;
   long long i = strtoll(v, &end, 10);
   if (!*end) {
     if (errno)
-      return fail(why, why_size, "'%s': %s does not fit a 64-bit integer", a->text, v);
+      return fly_why(why, why_size, "'%s': %s does not fit a 64-bit integer", a->text, v);
     a->value = FLYC_RUN_INT;
     a->i = i;
     return true;
@@ -295,8 +286,8 @@ static bool parse_scalar(const char *v, FlycRunArg *a, char *why, size_t why_siz
     a->f = f;
     return true;
   }
-  return fail(why, why_size, "'%s': '%s' is neither a number nor a tensor (%s)", a->text, v,
-              kinds_help);
+  return fly_why(why, why_size, "'%s': '%s' is neither a number nor a tensor (%s)", a->text, v,
+                 kinds_help);
 }
 
 bool flyc_run_arg_parse(const char *text, FlycRunArg *a, char *why, size_t why_size) {
@@ -305,15 +296,15 @@ bool flyc_run_arg_parse(const char *text, FlycRunArg *a, char *why, size_t why_s
   const char *eq = strchr(text, '=');
   size_t n = eq ? (size_t)(eq - text) : 0;
   if (!eq || !flyc_is_identifier(text, n) || n >= FLYC_RUN_NAME_MAX)
-    return fail(why, why_size,
-                "'%s' is not an argument NAME=VALUE, such as A=randn:f32:1024, A=@a.npy or n=1024",
-                text);
+    return fly_why(
+        why, why_size,
+        "'%s' is not an argument NAME=VALUE, such as A=randn:f32:1024, A=@a.npy or n=1024", text);
   memcpy(a->name, text, n);
   a->name[n] = '\0';
   const char *v = a->value_text = eq + 1;
   if (v[0] == '@') {
     if (!v[1])
-      return fail(why, why_size, "'%s': @ takes a file name, such as %s=@a.npy", text, a->name);
+      return fly_why(why, why_size, "'%s': @ takes a file name, such as %s=@a.npy", text, a->name);
     a->value = FLYC_RUN_FILE;
     a->path = v + 1;
     return true;
@@ -357,19 +348,20 @@ static bool npy_to_bf16(FlyNpyArray *npy) {
 bool flyc_run_arg_load(FlycRunArg *a, FlyrtDtype want, char *why, size_t why_size) {
   char reason[512];
   if (!fly_npy_read(a->path, &a->npy, reason, sizeof reason))
-    return fail(why, why_size, "cannot read '%s': %s", a->path, reason);
+    return fly_why(why, why_size, "cannot read '%s': %s", a->path, reason);
   if (a->npy.ndim > FLYRT_MAX_RANK)
-    return fail(why, why_size, "'%s' has %d dimensions (a tensor has at most %d)", a->path,
-                a->npy.ndim, FLYRT_MAX_RANK);
+    return fly_why(why, why_size, "'%s' has %d dimensions (a tensor has at most %d)", a->path,
+                   a->npy.ndim, FLYRT_MAX_RANK);
   a->dtype = dtype_of_npy(a->npy.kind, a->npy.itemsize);
   if (!a->dtype)
-    return fail(why, why_size,
-                "'%s' holds %s elements, and Fly's tensors take b1, i1, i2, i4, i8, f2, f4 or f8 "
-                "(as .npy names them)",
-                a->path, fly_npy_descr(a->npy.kind, a->npy.itemsize));
+    return fly_why(
+        why, why_size,
+        "'%s' holds %s elements, and Fly's tensors take b1, i1, i2, i4, i8, f2, f4 or f8 "
+        "(as .npy names them)",
+        a->path, fly_npy_descr(a->npy.kind, a->npy.itemsize));
   if (want == FLYRT_BF16 && a->dtype == FLYRT_F32) {
     if (!npy_to_bf16(&a->npy))
-      return fail(why, why_size, "out of memory");
+      return fly_why(why, why_size, "out of memory");
     a->dtype = FLYRT_BF16;
   }
   a->rank = a->npy.ndim;
@@ -408,7 +400,7 @@ bool flyc_run_write_npy(const char *path, FlyrtDtype dtype, int rank, const int6
     uint64_t n = fly_npy_count(&arr);
     wide = malloc(n ? n * sizeof(float) : 1);
     if (!wide)
-      return fail(why, why_size, "out of memory");
+      return fly_why(why, why_size, "out of memory");
     for (uint64_t i = 0; i < n; i++) {
       uint16_t h;
       memcpy(&h, (const unsigned char *)data + 2 * i, 2);
@@ -418,8 +410,8 @@ bool flyc_run_write_npy(const char *path, FlyrtDtype dtype, int rank, const int6
   }
   if (!npy_of_dtype(dtype, &arr.kind, &arr.itemsize)) {
     free(wide);
-    return fail(why, why_size, "cannot write '%s': %s elements have no .npy type", path,
-                flyrtDtypeName(dtype));
+    return fly_why(why, why_size, "cannot write '%s': %s elements have no .npy type", path,
+                   flyrtDtypeName(dtype));
   }
   arr.data = wide ? (void *)wide : (void *)data;
   bool ok = fly_npy_write(path, &arr, why, why_size);

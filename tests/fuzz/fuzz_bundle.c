@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fly_bundle.h"
+#include "fuzz_bundle_repair.h"
 #include "fly_bundle_write.h"
 
 /* The `?` leaves given to one tensor parameter at most; a parameter with
@@ -164,11 +165,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     memcpy(copy, data, size);
   try_open(copy, size);
   if (size >= sizeof(FlyBundleHeader)) {
-    uint64_t file_size = size;
-    memcpy(copy + offsetof(FlyBundleHeader, file_size), &file_size, 8);
-    memset(copy + offsetof(FlyBundleHeader, checksum), 0, 4);
-    uint32_t crc = fly_crc32(0, copy, size);
-    memcpy(copy + offsetof(FlyBundleHeader, checksum), &crc, 4);
+    fuzz_repair_bundle(copy, size);
     try_open(copy, size);
   }
   free(copy);

@@ -13,6 +13,7 @@
 
 #include "fly/runtime.h"
 #include "fly_bundle.h"
+#include "fuzz_bundle_repair.h"
 
 static void broken(const char *why) __attribute__((noreturn));
 static void broken(const char *why) {
@@ -96,11 +97,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     if (!copy)
       return 0;
     memcpy(copy, data, size);
-    uint64_t file_size = size;
-    memcpy(copy + offsetof(FlyBundleHeader, file_size), &file_size, 8);
-    memset(copy + offsetof(FlyBundleHeader, checksum), 0, 4);
-    uint32_t crc = fly_crc32(0, copy, size);
-    memcpy(copy + offsetof(FlyBundleHeader, checksum), &crc, 4);
+    fuzz_repair_bundle(copy, size);
     try_open(copy, size);
     free(copy);
   }
