@@ -19,6 +19,16 @@ void fly_unit_init(FlyUnit *u, FILE *diag_out) {
   u->root = -1;
 }
 
+void fly_unit_apply(FlyUnit *u, const FlyUnitSettings *s) {
+  u->diag.format = s->format;
+  u->diag.color =
+      s->format == FLY_DIAG_TEXT && (s->color < 0 ? fly_diag_color_default(stderr) : s->color == 1);
+  u->diag.error_limit = s->error_limit;
+  u->diag.warnings_as_errors = s->werror;
+  if (s->stdlib_dir)
+    u->stdlib_dir = s->stdlib_dir;
+}
+
 void fly_unit_release(FlyUnit *u) {
   fly_diag_finish(&u->diag);
   fly_arena_release(&u->arena);

@@ -39,8 +39,21 @@ typedef struct FlyUnit {
   int root; /* file index of the root, -1 before loading */
 } FlyUnit;
 
+/* What a unit's user chooses: how diagnostics look, how many are shown,
+ * and where `import std.x;` looks. The flyc commands read them from their
+ * options; the compiler's back end receives them as they are. */
+typedef struct FlyUnitSettings {
+  FlyDiagFormat format;
+  int color; /* -1: when stderr is a terminal, 0: never, 1: always */
+  int error_limit;
+  bool werror;
+  const char *stdlib_dir; /* NULL: the default */
+} FlyUnitSettings;
+
 /* Diagnostics go to diag_out. */
 void fly_unit_init(FlyUnit *u, FILE *diag_out);
+/* The settings, applied to a fresh unit. */
+void fly_unit_apply(FlyUnit *u, const FlyUnitSettings *s);
 void fly_unit_release(FlyUnit *u);
 
 /* The standard library directory: $FLY_STDLIB if set, else the one this

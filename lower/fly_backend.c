@@ -1,6 +1,6 @@
 /* fly_backend.c — one compile for one target, as libflyc_lower.so does it.
  *
- * The driver (frontend/libflyc.c) has already read the options and the
+ * The driver (frontend/driver/libflyc.c) has already read the options and the
  * sources and missed its cache; here the unit is checked and traced, and
  * the module goes through the target's pipeline to what was asked for. The
  * MLIR context is made once per process and kept warm: registering every
@@ -19,7 +19,6 @@
 #include "fly_ptxas.h"
 #include "fly_trace.h"
 #include "fly_version.h"
-#include "flyc_options.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -58,7 +57,6 @@ static char *dump_dir(const char *file, const char *arch) {
 
 typedef struct Job {
   FlyUnit *u;
-  const FlycOptions *o;
   const FlyBackendRequest *rq;
   FlyMlir *m;
   bool nvidia;
@@ -78,7 +76,7 @@ static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *l
   }
   char *why = NULL;
   char *dump = dump_dir(j->rq->path, arch);
-  char *text = fly_pipeline_compile(j->m, module, arch, j->o->opt_level, kind, dump, len, &why);
+  char *text = fly_pipeline_compile(j->m, module, arch, j->rq->opt_level, kind, dump, len, &why);
   free(dump);
   FlyMlir *m = j->m;
   if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
@@ -164,7 +162,11 @@ static char *compile(Job *j, size_t *len) {
   fly_unit_check_definitions(u);
   if (!fly_unit_ok(u))
     return NULL;
-  FlyCheckOptions check = j->o->check;
+  FlyCheckOptions check = rq->check;
+  check.specializations = NULL;
+  check.emit = NULL;
+  check.kernel_info = NULL;
+  fly_target_lookup(rq->target, &check.target);
   FlyKernelInfoList kernels = {NULL, NULL};
   bool bundle = strcmp(rq->emit, "bundle") == 0;
   if (bundle)
@@ -175,7 +177,7 @@ static char *compile(Job *j, size_t *len) {
     if (strcmp(rq->emit, "fly") == 0) {
       FILE *f = open_memstream(&out, len);
       if (f) {
-        fly_mlir_print(mlirModuleGetOperation(module), f, j->o->locations);
+        fly_mlir_print(mlirModuleGetOperation(module), f, j->rq->locations);
         fclose(f);
       }
     } else if (bundle) {
@@ -197,66 +199,47 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static FlyMlir warm;
 static bool warm_ready;
 
-/* The options: the request's, then its target and file. */
-static int read_options(const FlyBackendRequest *rq, FILE *diag, FlycOptions *o, char ***argvp,
-                        char **targetp) {
-  int n = rq->argc;
-  char **argv = *argvp = calloc((size_t)n + 4, sizeof *argv);
-  char *target = *targetp = malloc(strlen(rq->target) + 10);
-  memset(o, 0, sizeof *o);
-  if (!argv || !target)
-    return FLYC_ERRORS;
-  for (int i = 0; i < n; i++)
-    argv[i] = (char *)rq->argv[i];
-  sprintf(target, "--target=%s", rq->target);
-  argv[n++] = target;
-  argv[n++] = "--";
-  argv[n++] = (char *)rq->path;
-  bool help;
-  /* The options point into argv: it stays until the compile is done. */
-  return flyc_parse_options_to(
-      diag, "compile", "", FLYC_OPT_STDLIB | FLYC_OPT_SEMA | FLYC_OPT_COMPILE, n, argv, o, &help);
-}
-
 EXPORT int fly_backend_compile(const FlyBackendRequest *rq, FlyBackendResult *rs) {
   memset(rs, 0, sizeof *rs);
   if (!rq || rq->abi != FLY_BACKEND_ABI) {
-    rs->status = FLYC_USAGE;
+    rs->status = 2;
     return rs->status;
   }
   FILE *diag = open_memstream(&rs->diagnostics, &rs->diagnostics_len);
   if (!diag) {
-    rs->status = FLYC_ERRORS;
+    rs->status = 1;
     return rs->status;
   }
-  FlycOptions o;
-  char **argv = NULL, *target = NULL;
-  rs->status = read_options(rq, diag, &o, &argv, &target);
-  if (rs->status == FLYC_OK && strcmp(rq->emit, "irdl") == 0) {
+  FlyTarget target;
+  if (!fly_target_lookup(rq->target, &target)) {
+    fprintf(diag, "flyc: error: unknown target '%s' (the targets are %s)\n", rq->target,
+            fly_target_names());
+    rs->status = 2;
+  } else if (strcmp(rq->emit, "irdl") == 0) {
     rs->data = strdup(fly_dialect_irdl);
     rs->len = rs->data ? strlen(rs->data) : 0;
-    rs->status = rs->data ? FLYC_OK : FLYC_ERRORS;
-  } else if (rs->status == FLYC_OK) {
+    rs->status = rs->data ? 0 : 1;
+  } else {
     pthread_mutex_lock(&lock);
     if (!warm_ready)
       warm_ready = fly_mlir_init(&warm);
     FlyUnit u;
     fly_unit_init(&u, diag);
-    flyc_apply_options(&u, &o);
+    FlyUnitSettings settings = rq->unit;
+    if (settings.color < 0)
+      settings.color = 0; /* the text goes to a string, not a terminal */
+    fly_unit_apply(&u, &settings);
     if (warm_ready) {
       fly_mlir_reset(&warm);
-      Job j = {&u, &o, rq, &warm, strcmp(o.check.target.vendor, "nvidia") == 0};
+      Job j = {&u, rq, &warm, strcmp(target.vendor, "nvidia") == 0};
       rs->data = compile(&j, &rs->len);
     } else {
       fly_error(&u.diag, fly_no_span(), "internal error: the Fly dialect does not load");
     }
     pthread_mutex_unlock(&lock);
-    rs->status = rs->data ? FLYC_OK : FLYC_ERRORS;
-    flyc_finish(&u);
+    rs->status = rs->data ? 0 : 1;
+    fly_unit_release(&u);
   }
-  flyc_free_options(&o);
-  free(argv);
-  free(target);
   fclose(diag);
   return rs->status;
 }

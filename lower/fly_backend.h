@@ -10,20 +10,29 @@
 #ifndef FLY_BACKEND_H
 #define FLY_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* Bumped whenever the structures below change. */
-enum { FLY_BACKEND_ABI = 1 };
+#include "fly_check.h"
+#include "fly_unit.h"
 
+/* Bumped whenever the structures below change. */
+enum { FLY_BACKEND_ABI = 2 };
+
+/* The options arrive as the driver read them, as data: nothing is printed
+   and parsed again on the way. */
 typedef struct FlyBackendRequest {
   int abi;          /* FLY_BACKEND_ABI */
   const char *path; /* the root file, as diagnostics name it */
   const char *text; /* its text (NULL: read path) */
   size_t len;
-  int argc;                /* the options, as `flyc compile` takes them (no FILE, */
-  const char *const *argv; /* no -o, no --target) */
+  FlyUnitSettings unit;    /* diagnostics and --stdlib (color -1 is taken as 0) */
+  FlyCheckOptions check;   /* -D, limits and --kernel; its target, specialisation */
+                           /* list, emitter and kernel records are the back end's */
   const char *target;      /* one target: sm_90, gfx942 ... */
   const char *emit;        /* fly, irdl, llvm, ptx, asm, cubin, hsaco or bundle */
+  int opt_level;           /* -O0..-O3 */
+  bool locations;          /* --locations */
   const char *source_hash; /* for a bundle's header: the sources' SHA-256 */
 } FlyBackendRequest;
 

@@ -1,4 +1,4 @@
-"""fly.compile: Fly source to a loaded Module, through libflyc (frontend/libflyc.h).
+"""fly.compile: Fly source to a loaded Module, through libflyc (frontend/driver/libflyc.h).
 
 libflyc looks each compile up in flyc's disk cache first, so compiling the
 same source with the same constants again costs a file read; only a miss

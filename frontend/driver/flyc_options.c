@@ -125,18 +125,32 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
   return flyc_parse_options_to(stderr, command, usage, accepted, argc, argv, o, help);
 }
 
-int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
-                          int argc, char **argv, FlycOptions *o, bool *help) {
-  errout = err;
+void flyc_options_defaults(FlycOptions *o) {
   memset(o, 0, sizeof *o);
   fly_check_options_init(&o->check);
   o->check.defines = o->defines;
+  o->unit.color = -1;
+  o->unit.error_limit = FLY_DEFAULT_ERROR_LIMIT;
+  o->opt_level = 3;
+}
+
+int flyc_options_define(FILE *err, const char *command, FlycOptions *o, const char *def) {
+  errout = err;
+  return add_define(command, o, def);
+}
+
+int flyc_options_targets(FILE *err, const char *command, FlycOptions *o, const char *list) {
+  errout = err;
+  return add_targets(command, o, list);
+}
+
+int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
+                          int argc, char **argv, FlycOptions *o, bool *help) {
+  errout = err;
+  flyc_options_defaults(o);
   bool expression = accepted & FLYC_OPT_EXPR;
   bool positional_only = false;
   const char *what = expression ? "expression" : "input file";
-  o->color = -1;
-  o->error_limit = FLY_DEFAULT_ERROR_LIMIT;
-  o->opt_level = 3;
   *help = false;
   const char *v;
   /* Options that take a value, and the form the value has. */
@@ -176,18 +190,18 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
       o->dump_ast = true;
     } else if ((v = flyc_option_value(argc, argv, &i, "--diagnostics"))) {
       if (strcmp(v, "text") == 0)
-        o->format = FLY_DIAG_TEXT;
+        o->unit.format = FLY_DIAG_TEXT;
       else if (strcmp(v, "json") == 0)
-        o->format = FLY_DIAG_JSON;
+        o->unit.format = FLY_DIAG_JSON;
       else
         return usage_error(command, "--diagnostics takes 'text' or 'json', not '%s'", v);
     } else if ((v = flyc_option_value(argc, argv, &i, "--color"))) {
       if (strcmp(v, "auto") == 0)
-        o->color = -1;
+        o->unit.color = -1;
       else if (strcmp(v, "always") == 0)
-        o->color = 1;
+        o->unit.color = 1;
       else if (strcmp(v, "never") == 0)
-        o->color = 0;
+        o->unit.color = 0;
       else
         return usage_error(command, "--color takes 'auto', 'always' or 'never', not '%s'", v);
     } else if ((v = flyc_option_value(argc, argv, &i, "--error-limit"))) {
@@ -199,12 +213,12 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
                            "--error-limit takes a number from 0 (no limit) to "
                            "1000000, not '%s'",
                            v);
-      o->error_limit = (int)n;
+      o->unit.error_limit = (int)n;
     } else if (strcmp(arg, "-Werror") == 0) {
-      o->werror = true;
+      o->unit.werror = true;
     } else if ((accepted & FLYC_OPT_STDLIB) &&
                (v = flyc_option_value(argc, argv, &i, "--stdlib"))) {
-      o->stdlib_dir = v;
+      o->unit.stdlib_dir = v;
     } else if ((accepted & FLYC_OPT_SEMA) && strncmp(arg, "-D", 2) == 0) {
       const char *def = arg[2] ? arg + 2 : argv[++i];
       if (add_define(command, o, def) != FLYC_OK)
@@ -270,16 +284,6 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
     return usage_error(command, "%s", msg);
   }
   return FLYC_OK;
-}
-
-void flyc_apply_options(FlyUnit *u, const FlycOptions *o) {
-  u->diag.format = o->format;
-  u->diag.color =
-      o->format == FLY_DIAG_TEXT && (o->color < 0 ? fly_diag_color_default(stderr) : o->color == 1);
-  u->diag.error_limit = o->error_limit;
-  u->diag.warnings_as_errors = o->werror;
-  if (o->stdlib_dir)
-    u->stdlib_dir = o->stdlib_dir;
 }
 
 int flyc_finish(FlyUnit *u) {

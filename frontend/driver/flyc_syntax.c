@@ -55,7 +55,7 @@ int flyc_parse_command(int argc, char **argv) {
     return status;
   FlyUnit u;
   fly_unit_init(&u, stderr);
-  flyc_apply_options(&u, &o);
+  fly_unit_apply(&u, &o.unit);
   int file = fly_unit_parse_file(&u, o.file);
   if (file >= 0 && o.dump_ast && fly_unit_ok(&u))
     fly_ast_print(stdout, &u.sources, u.trees[file]);
@@ -73,7 +73,7 @@ int flyc_check_command(int argc, char **argv) {
   }
   FlyUnit u;
   fly_unit_init(&u, stderr);
-  flyc_apply_options(&u, &o);
+  fly_unit_apply(&u, &o.unit);
   fly_unit_load(&u, o.file);
   fly_unit_check_definitions(&u); /* also after import errors: report all at once */
   /* Meaning is checked only on whole trees: after a syntax error, the

@@ -222,7 +222,7 @@ static int add_target(RunOptions *o, const char *v) {
 
 static int add_define(RunOptions *o, const char *def) {
   const char *eq = strchr(def, '=');
-  if (!eq || eq == def)
+  if (!eq || !flyc_is_identifier(def, (size_t)(eq - def)))
     return usage_error("-D takes NAME=VALUE, such as -D BLOCK=128, not '%s'", def);
   o->defines[o->ndefines++] = def;
   return FLYC_OK;
@@ -446,43 +446,36 @@ static int choose_compile_target(Run *r) {
   return FLYC_OK;
 }
 
-/* Adds one option, fmt with its value, such as "--target=%s". */
-static void add_option(FlycCompileOptions lo, const char *fmt, const char *value) {
-  char buf[1024];
-  snprintf(buf, sizeof buf, fmt, value);
-  flycCompileOptionsAdd(lo, buf);
-}
-
 /* Compiles FILE.fly into a bundle, as `flyc compile --emit=bundle` with the
    same options would (and through the same cache). */
 static int compile_source(Run *r) {
   int status = choose_compile_target(r);
   if (status != FLYC_OK)
     return status;
-  FlycCompileOptions lo = flycCompileOptionsCreate();
-  flycCompileOptionsAdd(lo, "--emit=bundle");
-  add_option(lo, "--target=%s", r->compile_target);
-  for (int i = 0; i < r->o.ndefines; i++)
-    add_option(lo, "-D%s", r->o.defines[i]);
-  if (r->o.kernel)
-    add_option(lo, "--kernel=%s", r->o.kernel);
-  if (r->o.stdlib)
-    add_option(lo, "--stdlib=%s", r->o.stdlib);
-  if (r->o.no_cache)
-    flycCompileOptionsAdd(lo, "--no-cache");
-  static const char *const levels[] = {"0", "1", "2", "3"};
+  FlycOptions co;
+  flyc_options_defaults(&co);
+  co.file = r->o.file;
+  co.emit = "bundle";
+  status = flyc_options_targets(stderr, "run", &co, r->compile_target);
+  for (int i = 0; i < r->o.ndefines && status == FLYC_OK; i++)
+    status = flyc_options_define(stderr, "run", &co, r->o.defines[i]);
+  co.check.only_kernel = r->o.kernel;
+  co.unit.stdlib_dir = r->o.stdlib;
+  co.unit.color = fly_diag_color_default(stderr);
+  co.no_cache = r->o.no_cache;
   if (r->o.opt_level >= 0)
-    add_option(lo, "-O%s", levels[r->o.opt_level]);
-  flycCompileOptionsAdd(lo, fly_diag_color_default(stderr) ? "--color=always" : "--color=never");
-  FlycCompileResult res = flycCompile(r->o.file, NULL, 0, lo);
-  fputs(flycCompileResultDiagnostics(res), stderr);
-  status = flycCompileResultStatus(res);
-  size_t n;
-  const void *data = flycCompileResultData(res, &n);
-  if (status == FLYC_OK && flyrtBundleCreateFromMemory(data, n, &r->bundle) != FLYRT_SUCCESS)
-    status = error("the compiled bundle: %s", flyrtLastError());
-  flycCompileResultDestroy(res);
-  flycCompileOptionsDestroy(lo);
+    co.opt_level = r->o.opt_level;
+  if (status == FLYC_OK) {
+    FlycCompileResult res = flyc_compile_parsed(r->o.file, NULL, 0, &co);
+    fputs(flycCompileResultDiagnostics(res), stderr);
+    status = flycCompileResultStatus(res);
+    size_t n;
+    const void *data = flycCompileResultData(res, &n);
+    if (status == FLYC_OK && flyrtBundleCreateFromMemory(data, n, &r->bundle) != FLYRT_SUCCESS)
+      status = error("the compiled bundle: %s", flyrtLastError());
+    flycCompileResultDestroy(res);
+  }
+  flyc_free_options(&co);
   return status;
 }
 

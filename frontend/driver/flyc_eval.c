@@ -65,7 +65,7 @@ static int run(const char *command, const char *usage, unsigned accepted, bool l
   }
   FlyUnit u;
   fly_unit_init(&u, stderr);
-  flyc_apply_options(&u, &o);
+  fly_unit_apply(&u, &o.unit);
   for (int i = 0; i < o.nimports; i++)
     fly_unit_load(&u, o.imports[i]);
   fly_unit_check_definitions(&u);

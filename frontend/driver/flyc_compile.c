@@ -6,8 +6,9 @@
 #include <unistd.h>
 
 #include "flyc_commands.h"
-#include "libflyc.h"
 #include "flyc_options.h"
+#include "libflyc.h"
+#include "libflyc_internal.h"
 
 static const char compile_usage[] =
     "usage: flyc compile FILE --emit=KIND [-o OUT] [--target=ARCH[,ARCH...]]\n"
@@ -122,31 +123,10 @@ static bool close_output(Output *out, bool ok) {
   return ok;
 }
 
-/* The options for libflyc: the command line's, less what only the command
-   reads (FILE, -o, --split-input-file), with the colour decided here, where
-   the diagnostics are printed. */
-static FlycCompileOptions library_options(const FlycOptions *o, int argc, char **argv) {
-  FlycCompileOptions lo = flycCompileOptionsCreate();
-  for (int i = 0; i < argc; i++) {
-    if (argv[i] == o->file || strcmp(argv[i], "--split-input-file") == 0 ||
-        strcmp(argv[i], "--") == 0)
-      continue;
-    if (strcmp(argv[i], "-o") == 0) {
-      i++;
-      continue;
-    }
-    flycCompileOptionsAdd(lo, argv[i]);
-  }
-  if (o->color < 0)
-    flycCompileOptionsAdd(lo, fly_diag_color_default(stderr) ? "--color=always" : "--color=never");
-  return lo;
-}
-
 /* Compiles one unit (the file, or one part of it given as text) and writes
    the output to out. Returns the exit status. */
-static int compile_unit(const FlycOptions *o, FlycCompileOptions lo, const char *text, size_t len,
-                        FILE *out) {
-  FlycCompileResult r = flycCompile(o->file, text, len, lo);
+static int compile_unit(FlycOptions *lib, const char *text, size_t len, FILE *out) {
+  FlycCompileResult r = flyc_compile_parsed(lib->file, text, len, lib);
   fputs(flycCompileResultDiagnostics(r), stderr);
   size_t n;
   const void *data = flycCompileResultData(r, &n);
@@ -173,7 +153,7 @@ static bool is_split_line(const char *p, const char *end) {
    own, as mlir-opt does, and the modules are printed with the same marks
    between them. A part is preceded by as many empty lines as come before it
    in the file, so its diagnostics give the file's own line numbers. */
-static int compile_split(const FlycOptions *o, FlycCompileOptions lo, FILE *out) {
+static int compile_split(FlycOptions *o, FILE *out) {
   char why[256];
   FlySourceManager sm;
   fly_sources_init(&sm);
@@ -203,7 +183,7 @@ static int compile_split(const FlycOptions *o, FlycCompileOptions lo, FILE *out)
     if (!first)
       fputs("// -----\n", out);
     first = false;
-    if (compile_unit(o, lo, buf, lines + (size_t)(p - part), out) != FLYC_OK)
+    if (compile_unit(o, buf, lines + (size_t)(p - part), out) != FLYC_OK)
       status = FLYC_ERRORS;
     lines += part_lines;
     if (p == end)
@@ -238,12 +218,18 @@ int flyc_compile_command(int argc, char **argv) {
     flyc_free_options(&o);
     return FLYC_ERRORS;
   }
-  FlycCompileOptions lo = library_options(&o, argc, argv);
+  /* libflyc's options: the command line's, less what only the command does
+     (-o, --split-input-file), with the colour decided here, where the
+     diagnostics are printed. */
+  FlycOptions lib = o;
+  lib.output = NULL;
+  lib.split = false;
+  if (lib.unit.color < 0)
+    lib.unit.color = fly_diag_color_default(stderr);
   if (o.split)
-    status = compile_split(&o, lo, out.f);
+    status = compile_split(&lib, out.f);
   else
-    status = compile_unit(&o, lo, NULL, 0, out.f);
-  flycCompileOptionsDestroy(lo);
+    status = compile_unit(&lib, NULL, 0, out.f);
   if (!close_output(&out, status == FLYC_OK) && status == FLYC_OK)
     status = FLYC_ERRORS;
   flyc_free_options(&o);

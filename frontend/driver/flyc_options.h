@@ -26,11 +26,7 @@ enum { FLYC_MAX_DEFINES = 256, FLYC_MAX_IMPORTS = 64, FLYC_MAX_TARGETS = 8 };
 typedef struct FlycOptions {
   const char *file;
   bool dump_ast;
-  FlyDiagFormat format;
-  int color; /* -1: when stderr is a terminal, 0: never, 1: always */
-  int error_limit;
-  bool werror;
-  const char *stdlib_dir; /* NULL: the default */
+  FlyUnitSettings unit; /* diagnostics and --stdlib */
   /* The semantic pass: -D bindings, target and limits. check.target is
      the first of targets (--target, several allowed), or the default. */
   FlyCheckOptions check;
@@ -59,6 +55,13 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
 int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
                           int argc, char **argv, FlycOptions *o, bool *help);
 
+/* The options as they are when none is given. */
+void flyc_options_defaults(FlycOptions *o);
+/* -D NAME=VALUE and --target=A[,B...] added to o, as the command line adds
+   them; FLYC_USAGE after reporting the problem on err. */
+int flyc_options_define(FILE *err, const char *command, FlycOptions *o, const char *def);
+int flyc_options_targets(FILE *err, const char *command, FlycOptions *o, const char *list);
+
 /* The value of option `name` written "--name=value" or "--name value" (then
    the value is the next argument, and *i moves past it). NULL when argv[*i]
    is not this option; "" when the value is missing. */
@@ -70,9 +73,6 @@ bool flyc_is_identifier(const char *s, size_t n);
 
 /* Frees what parsing the options allocated (the names of -D bindings). */
 void flyc_free_options(FlycOptions *o);
-
-/* The diagnostics settings of o, applied to a fresh unit. */
-void flyc_apply_options(FlyUnit *u, const FlycOptions *o);
 
 /* The exit status for a unit whose work is done: 1 if it reported errors. */
 int flyc_finish(FlyUnit *u);

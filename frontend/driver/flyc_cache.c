@@ -1,5 +1,5 @@
 /* flyc_cache.c — `flyc cache stats|clear|dir`: the disk cache of compiled
- * specialisations (frontend/libflyc_cache.c). */
+ * specialisations (frontend/driver/libflyc_cache.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>

@@ -8,6 +8,16 @@
 
 #include "fly_backend.h"
 #include "fly_check.h"
+#include "flyc_options.h"
+#include "libflyc.h"
+
+/* ---- compiling ---- */
+
+/* flycCompile with its options already read, as the flyc commands have
+   them: the path, the source (NULL: read the path) and o, which may be
+   completed (default targets, emit). */
+FlycCompileResult flyc_compile_parsed(const char *path, const char *source, size_t len,
+                                      FlycOptions *o);
 
 /* ---- the cache (libflyc_cache.c) ---- */
 

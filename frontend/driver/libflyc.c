@@ -22,7 +22,6 @@
 #include "fly_ptxas.h"
 #include "fly_sha256.h"
 #include "fly_version.h"
-#include "flyc_options.h"
 #include "libflyc_internal.h"
 
 typedef struct Options {
@@ -101,67 +100,6 @@ FLYC_API void flycCompileResultDestroy(FlycCompileResult r) {
   free(p);
 }
 
-/* ---- the options, canonical ---- */
-
-typedef struct Args {
-  char *argv[FLYC_MAX_DEFINES + 16];
-  int argc;
-} Args;
-
-static void add_arg(Args *a, const char *fmt, const char *v) {
-  size_t n = strlen(fmt) + (v ? strlen(v) : 0) + 1;
-  char *s = malloc(n);
-  if (!s)
-    return;
-  snprintf(s, n, fmt, v ? v : "");
-  a->argv[a->argc++] = s;
-}
-
-static void add_num(Args *a, const char *name, long v) {
-  char num[32];
-  snprintf(num, sizeof num, "%ld", v);
-  char fmt[64];
-  snprintf(fmt, sizeof fmt, "%s=%%s", name);
-  add_arg(a, fmt, num);
-}
-
-/* What the back end needs and the key covers, one option a string, in a
-   fixed order (-D in the order given: the last of a name wins). */
-static void canonical_args(const FlycOptions *o, const char *emit, Args *a) {
-  a->argc = 0;
-  add_arg(a, "--emit=%s", emit);
-  if (o->format == FLY_DIAG_JSON)
-    add_arg(a, "--diagnostics=json", NULL);
-  add_arg(a, o->color == 1 ? "--color=always" : "--color=never", NULL);
-  add_num(a, "--error-limit", o->error_limit);
-  if (o->werror)
-    add_arg(a, "-Werror", NULL);
-  if (o->stdlib_dir)
-    add_arg(a, "--stdlib=%s", o->stdlib_dir);
-  for (int i = 0; i < o->check.ndefines; i++) {
-    char *s = malloc(strlen(o->defines[i].name) + strlen(o->defines[i].value) + 4);
-    if (s)
-      sprintf(s, "-D%s=%s", o->defines[i].name, o->defines[i].value);
-    if (s)
-      a->argv[a->argc++] = s;
-  }
-  add_num(a, "--step-limit", o->check.step_limit);
-  add_num(a, "--depth-limit", o->check.depth_limit);
-  if (o->check.only_kernel)
-    add_arg(a, "--kernel=%s", o->check.only_kernel);
-  if (o->locations)
-    add_arg(a, "--locations", NULL);
-  char level[8];
-  snprintf(level, sizeof level, "-O%d", o->opt_level);
-  add_arg(a, "%s", level);
-}
-
-static void free_args(Args *a) {
-  for (int i = 0; i < a->argc; i++)
-    free(a->argv[i]);
-  a->argc = 0;
-}
-
 /* ---- keys ---- */
 
 static void hash_str(FlySha256 *h, const char *s) {
@@ -196,16 +134,43 @@ static void hash_sources(FlySha256 *h, const FlyUnit *u) {
   }
 }
 
-static void key_of(const FlyUnit *u, const Args *a, const FlyTarget *t, const char *emit,
+static void hash_num(FlySha256 *h, long v) {
+  char num[32];
+  snprintf(num, sizeof num, "%ld", v);
+  hash_str(h, num);
+}
+
+/* Everything the back end's output depends on beyond the sources: the
+   options it receives, each in a fixed order (-D in the order given: the
+   last of a name wins). */
+static void hash_options(FlySha256 *h, const FlycOptions *o, const char *emit) {
+  hash_str(h, emit);
+  hash_num(h, o->unit.format);
+  hash_num(h, o->unit.color == 1);
+  hash_num(h, o->unit.error_limit);
+  hash_num(h, o->unit.werror);
+  hash_str(h, o->unit.stdlib_dir);
+  for (int i = 0; i < o->check.ndefines; i++) {
+    hash_str(h, o->defines[i].name);
+    hash_str(h, o->defines[i].value);
+  }
+  hash_str(h, "--");
+  hash_num(h, o->check.step_limit);
+  hash_num(h, o->check.depth_limit);
+  hash_str(h, o->check.only_kernel);
+  hash_num(h, o->locations);
+  hash_num(h, o->opt_level);
+}
+
+static void key_of(const FlyUnit *u, const FlycOptions *o, const FlyTarget *t, const char *emit,
                    char key[65]) {
   FlySha256 h;
   fly_sha256_init(&h);
-  hash_str(&h, "fly-cache-key-1");
+  hash_str(&h, "fly-cache-key-2");
   hash_str(&h, FLY_VERSION);
   hash_str(&h, FLY_MLIR_VERSION);
   hash_str(&h, t->arch);
-  for (int i = 0; i < a->argc; i++)
-    hash_str(&h, a->argv[i]);
+  hash_options(&h, o, emit);
   hash_tool(&h, emit, t);
   hash_sources(&h, u);
   unsigned char d[32];
@@ -235,7 +200,6 @@ typedef struct Compile {
   const FlycOptions *o;
   const FlyUnit *u;
   const char *emit;
-  Args args;
   char source_hash[65];
   bool cache;
   FILE *diag;
@@ -250,7 +214,7 @@ static char *compile_target(Compile *c, const FlyTarget *t, size_t *len, char **
                             size_t *diag_len) {
   char key[65];
   if (c->cache) {
-    key_of(c->u, &c->args, t, c->emit, key);
+    key_of(c->u, c->o, t, c->emit, key);
     char *data;
     if (fly_cache_get(key, &data, len, diag, diag_len)) {
       c->r->hits++;
@@ -264,15 +228,17 @@ static char *compile_target(Compile *c, const FlyTarget *t, size_t *len, char **
     return NULL;
   }
   const FlySource *root = c->u ? &c->u->sources.files[c->u->root] : NULL;
-  FlyBackendRequest rq = {FLY_BACKEND_ABI,
-                          c->path,
-                          root ? root->text : NULL,
-                          root ? root->len : 0,
-                          c->args.argc,
-                          (const char *const *)c->args.argv,
-                          t->arch,
-                          c->emit,
-                          c->source_hash};
+  FlyBackendRequest rq = {.abi = FLY_BACKEND_ABI,
+                          .path = c->path,
+                          .text = root ? root->text : NULL,
+                          .len = root ? root->len : 0,
+                          .unit = c->o->unit,
+                          .check = c->o->check,
+                          .target = t->arch,
+                          .emit = c->emit,
+                          .opt_level = c->o->opt_level,
+                          .locations = c->o->locations,
+                          .source_hash = c->source_hash};
   FlyBackendResult rs;
   fn(&rq, &rs);
   *diag = rs.diagnostics;
@@ -382,8 +348,8 @@ static void run(Compile *c, const char *source, size_t len) {
   if (!o->emit)
     o->emit = "bundle";
   c->emit = o->emit;
-  if (o->color < 0)
-    o->color = 0; /* the text goes to a string, not a terminal */
+  if (o->unit.color < 0)
+    o->unit.color = 0; /* the text goes to a string, not a terminal */
   if ((c->r->status = default_targets(o, c->diag)) != FLYC_OK)
     return;
   if (o->ntargets > 1 && strcmp(o->emit, "bundle") != 0) {
@@ -394,7 +360,6 @@ static void run(Compile *c, const char *source, size_t len) {
     c->r->status = FLYC_USAGE;
     return;
   }
-  canonical_args(o, o->emit, &c->args);
   c->cache = !o->no_cache && fly_cache_enabled() && !dumping() && strcmp(o->emit, "irdl") != 0;
   FlyUnit u;
   char *early = NULL;
@@ -408,7 +373,7 @@ static void run(Compile *c, const char *source, size_t len) {
       return;
     }
     fly_unit_init(&u, early_diag);
-    flyc_apply_options(&u, o);
+    fly_unit_apply(&u, &o->unit);
     if (source)
       fly_unit_load_text(&u, c->path, source, len);
     else
@@ -438,8 +403,8 @@ static void run(Compile *c, const char *source, size_t len) {
   }
 }
 
-FLYC_API FlycCompileResult flycCompile(const char *path, const char *source, size_t len,
-                                       FlycCompileOptions opts) {
+FlycCompileResult flyc_compile_parsed(const char *path, const char *source, size_t len,
+                                      FlycOptions *o) {
   FlycCompileResult res = {calloc(1, sizeof(Result))};
   Result *r = res.ptr;
   if (!r)
@@ -449,21 +414,43 @@ FLYC_API FlycCompileResult flycCompile(const char *path, const char *source, siz
     r->status = 1;
     return res;
   }
-  FlycOptions o;
-  char **argv = NULL;
-  r->status = read_options(opts.ptr, path ? path : "", diag, &o, &argv);
-  if (r->status == FLYC_OK) {
-    Compile c = {.path = path, .o = &o, .diag = diag, .r = r};
-    run(&c, source, len);
-    free_args(&c.args);
-  }
-  flyc_free_options(&o);
-  free(argv);
+  Compile c = {.path = path, .o = o, .diag = diag, .r = r};
+  run(&c, source, len);
   fclose(diag);
   if (r->status != 0) {
     free(r->data);
     r->data = NULL;
     r->len = 0;
   }
+  return res;
+}
+
+FLYC_API FlycCompileResult flycCompile(const char *path, const char *source, size_t len,
+                                       FlycCompileOptions opts) {
+  char *text = NULL;
+  size_t text_len = 0;
+  FILE *diag = open_memstream(&text, &text_len);
+  FlycOptions o;
+  flyc_options_defaults(&o);
+  char **argv = NULL;
+  int status = diag ? read_options(opts.ptr, path ? path : "", diag, &o, &argv) : FLYC_ERRORS;
+  if (diag)
+    fclose(diag);
+  FlycCompileResult res;
+  if (status == FLYC_OK) {
+    res = flyc_compile_parsed(path, source, len, &o);
+  } else {
+    res.ptr = calloc(1, sizeof(Result));
+    if (res.ptr) {
+      Result *r = res.ptr;
+      r->status = status;
+      r->diag = text;
+      r->diag_len = text_len;
+      text = NULL;
+    }
+  }
+  free(text);
+  flyc_free_options(&o);
+  free(argv);
   return res;
 }
