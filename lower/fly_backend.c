@@ -58,6 +58,7 @@ static char *dump_dir(const char *file, const char *arch) {
 typedef struct Job {
   FlyUnit *u;
   const FlyBackendRequest *rq;
+  const FlyTarget *target;
   FlyMlir *m;
   bool nvidia;
 } Job;
@@ -76,7 +77,8 @@ static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *l
   }
   char *why = NULL;
   char *dump = dump_dir(j->rq->path, arch);
-  char *text = fly_pipeline_compile(j->m, module, arch, j->rq->opt_level, kind, dump, len, &why);
+  char *text =
+      fly_pipeline_compile(j->m, module, j->target, j->rq->opt_level, kind, dump, len, &why);
   free(dump);
   FlyMlir *m = j->m;
   if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
@@ -166,7 +168,7 @@ static char *compile(Job *j, size_t *len) {
   check.specializations = NULL;
   check.emit = NULL;
   check.kernel_info = NULL;
-  fly_target_lookup(rq->target, &check.target);
+  check.target = fly_target_find(rq->target);
   FlyKernelInfoList kernels = {NULL, NULL};
   bool bundle = strcmp(rq->emit, "bundle") == 0;
   if (bundle)
@@ -210,8 +212,8 @@ EXPORT int fly_backend_compile(const FlyBackendRequest *rq, FlyBackendResult *rs
     rs->status = 1;
     return rs->status;
   }
-  FlyTarget target;
-  if (!fly_target_lookup(rq->target, &target)) {
+  const FlyTarget *target = fly_target_find(rq->target);
+  if (!target) {
     fprintf(diag, "flyc: error: unknown target '%s' (the targets are %s)\n", rq->target,
             fly_target_names());
     rs->status = 2;
@@ -231,7 +233,7 @@ EXPORT int fly_backend_compile(const FlyBackendRequest *rq, FlyBackendResult *rs
     fly_unit_apply(&u, &settings);
     if (warm_ready) {
       fly_mlir_reset(&warm);
-      Job j = {&u, rq, &warm, strcmp(target.vendor, "nvidia") == 0};
+      Job j = {&u, rq, target, &warm, target->vendor == FLY_VENDOR_NVIDIA};
       rs->data = compile(&j, &rs->len);
     } else {
       fly_error(&u.diag, fly_no_span(), "internal error: the Fly dialect does not load");

@@ -55,21 +55,20 @@ bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *o
 /* The stages for one target, as mlir-opt would take them: attach the
    target, the Fly passes, the upstream conversions inside the gpu.module,
    then to LLVM. Serialisation comes after (fly_pipeline_compile). */
-static bool pipeline_for(const char *arch, int opt_level, char *buf, size_t n) {
-  bool nvidia = strncmp(arch, "sm_", 3) == 0;
-  if (nvidia)
+static bool pipeline_for(const FlyTarget *t, int opt_level, char *buf, size_t n) {
+  if (t->vendor == FLY_VENDOR_NVIDIA)
     return snprintf(buf, n,
-                    "nvvm-attach-target{chip=%s O=%d},fly-layout-lowering,convert-fly-to-nvvm,"
-                    "canonicalize,cse,gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-llvm,"
-                    "convert-scf-to-cf,convert-gpu-to-nvvm),gpu-to-llvm,"
+                    "nvvm-attach-target{chip=%s features=%s O=%d},fly-layout-lowering,"
+                    "convert-fly-to-nvvm,canonicalize,cse,gpu.module(convert-nvgpu-to-nvvm,"
+                    "convert-vector-to-llvm,convert-scf-to-cf,convert-gpu-to-nvvm),gpu-to-llvm,"
                     "reconcile-unrealized-casts",
-                    arch, opt_level) < (int)n;
+                    t->arch, t->isa, opt_level) < (int)n;
   return snprintf(buf, n,
                   "rocdl-attach-target{chip=%s O=%d},fly-layout-lowering,convert-fly-to-rocdl,"
                   "canonicalize,cse,gpu.module(convert-amdgpu-to-rocdl{chipset=%s},"
                   "convert-vector-to-llvm,convert-scf-to-cf,convert-gpu-to-rocdl{chipset=%s "
                   "runtime=HIP}),gpu-to-llvm,reconcile-unrealized-casts",
-                  arch, opt_level, arch, arch) < (int)n;
+                  t->arch, opt_level, t->isa, t->isa) < (int)n;
 }
 
 static char *dup_ref(MlirStringRef s) {
@@ -317,7 +316,7 @@ static const char *lld_toolkit(char **why) {
   return dir;
 }
 
-char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, int opt_level,
+char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *target, int opt_level,
                            FlyEmitKind kind, const char *dump, size_t *len, char **why) {
   *why = NULL;
   static bool registered;
@@ -330,12 +329,12 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, int 
     m->translations = true;
   }
   char text[1024];
-  if (!pipeline_for(arch, opt_level, text, sizeof text))
+  if (!pipeline_for(target, opt_level, text, sizeof text))
     return NULL;
   int n = 0;
   if (!run_stages(m, module, text, dump, &n, why))
     return NULL;
-  bool amd = strncmp(arch, "gfx", 3) == 0;
+  bool amd = target->vendor == FLY_VENDOR_AMD;
   if (kind == FLY_EMIT_LLVM || dump) {
     MlirOperation gm = first_named(module, "gpu.module");
     char *ir = mlirOperationIsNull(gm) ? NULL : mlirTranslateModuleToLLVMIRToString(gm);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "fly_mlir.h"
+#include "fly_target.h"
 
 /* The first operation whose name starts with prefix ("fly." for the Fly
    dialect), if any: its name and the .fly location it was traced from
@@ -26,12 +27,12 @@ bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *o
    NVIDIA the caller runs ptxas on the PTX). */
 typedef enum FlyEmitKind { FLY_EMIT_LLVM, FLY_EMIT_ASM, FLY_EMIT_BIN } FlyEmitKind;
 
-/* Lowers the module in place for arch (sm_80, sm_90, sm_90a, gfx90a,
-   gfx942, gfx950, gfx1201), with LLVM at opt_level (0 to 3), and returns what kind asks for,
+/* Lowers the module in place for a target (a row of fly_targets.def), with
+   LLVM at opt_level (0 to 3), and returns what kind asks for,
    malloc'd, with its length in *len. NULL after an error, with MLIR's messages in *why (malloc'd,
    may be NULL). With dump a directory, every stage's module is written there, numbered
    (00_origin.mlir, 01_nvvm-attach-target.mlir ...), then the LLVM IR and the assembly. */
-char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const char *arch, int opt_level,
+char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *target, int opt_level,
                            FlyEmitKind kind, const char *dump, size_t *len, char **why);
 
 #endif

@@ -98,8 +98,8 @@ static int add_targets(const char *command, FlycOptions *o, const char *list) {
   for (const char *p = list;;) {
     size_t n = strcspn(p, ",");
     snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
-    FlyTarget t;
-    if (n >= sizeof name || !fly_target_lookup(name, &t)) {
+    const FlyTarget *t = n < sizeof name ? fly_target_find(name) : NULL;
+    if (!t) {
       fprintf(errout, "flyc %s: error: unknown target '%.*s' (the targets are %s)\n", command,
               (int)n, p, fly_target_names());
       fprintf(errout, "run 'flyc %s --help' for usage\n", command);
@@ -107,7 +107,7 @@ static int add_targets(const char *command, FlycOptions *o, const char *list) {
     }
     bool seen = false;
     for (int i = 0; i < o->ntargets; i++)
-      seen = seen || strcmp(o->targets[i].arch, t.arch) == 0;
+      seen = seen || o->targets[i] == t;
     if (!seen && o->ntargets == FLYC_MAX_TARGETS)
       return usage_error(command, "too many targets (limit is %s)", "8");
     if (!seen)
@@ -118,6 +118,21 @@ static int add_targets(const char *command, FlycOptions *o, const char *list) {
   }
   o->check.target = o->targets[0];
   return FLYC_OK;
+}
+
+void flyc_print_usage(const char *usage, FILE *out) {
+  static const char *const marks[][2] = {{"{targets}", NULL}, {"{default}", FLY_DEFAULT_TARGET}};
+  for (const char *s = usage; *s;) {
+    size_t k = 0, n = sizeof marks / sizeof marks[0];
+    while (k < n && strncmp(s, marks[k][0], strlen(marks[k][0])) != 0)
+      k++;
+    if (k < n) {
+      fputs(marks[k][1] ? marks[k][1] : fly_target_names(), out);
+      s += strlen(marks[k][0]);
+    } else {
+      fputc(*s++, out);
+    }
+  }
 }
 
 int flyc_parse_options(const char *command, const char *usage, unsigned accepted, int argc,
@@ -183,7 +198,7 @@ int flyc_parse_options_to(FILE *err, const char *command, const char *usage, uns
     } else if (strcmp(arg, "--") == 0) {
       positional_only = true;
     } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      fputs(usage, stdout);
+      flyc_print_usage(usage, stdout);
       *help = true;
       return FLYC_OK;
     } else if ((accepted & FLYC_OPT_DUMP_AST) && strcmp(arg, "--dump-ast") == 0) {

@@ -30,7 +30,7 @@ typedef struct FlycOptions {
   /* The semantic pass: -D bindings, target and limits. check.target is
      the first of targets (--target, several allowed), or the default. */
   FlyCheckOptions check;
-  FlyTarget targets[FLYC_MAX_TARGETS];
+  const FlyTarget *targets[FLYC_MAX_TARGETS];
   int ntargets; /* 0: none was named */
   FlyDefine defines[FLYC_MAX_DEFINES];
   bool print_specializations;
@@ -54,6 +54,10 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
 /* The same, reporting problems on err. */
 int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
                           int argc, char **argv, FlycOptions *o, bool *help);
+
+/* A help text, with {targets} written as the list of targets and {default}
+   as the default one (fly_target.h). */
+void flyc_print_usage(const char *usage, FILE *out);
 
 /* The options as they are when none is given. */
 void flyc_options_defaults(FlycOptions *o);

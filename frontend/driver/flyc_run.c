@@ -211,10 +211,9 @@ static int add_output(RunOptions *o, const char *v) {
 }
 
 static int add_target(RunOptions *o, const char *v) {
-  FlyTarget t;
   if (strchr(v, ','))
     return usage_error("flyc run takes one --target, not '%s'", v);
-  if (!fly_target_lookup(v, &t))
+  if (!fly_target_find(v))
     return usage_error("unknown target '%s' (the targets are %s)", v, fly_target_names());
   o->target = v;
   return FLYC_OK;
@@ -401,24 +400,17 @@ static void open_device(Run *r) {
   }
 }
 
-/* The Fly target nearest the GPU's: its own when Fly knows it; for NVIDIA
-   the newest older sm_XY Fly knows (PTX runs on later GPUs; `a` variants
-   run only on their own). False when there is none. */
+/* The Fly target for the GPU's own ("sm_90", "gfx942"): its own when Fly
+   knows it, else as the target table maps what such a GPU reports (for
+   NVIDIA the newest older target: PTX runs on later GPUs). */
 static bool target_for_device(const char *device, char *out, size_t n) {
-  FlyTarget t;
-  int arch;
-  if (fly_target_lookup(device, &t)) {
-    snprintf(out, n, "%s", device);
-    return true;
-  }
-  if (sscanf(device, "sm_%d", &arch) != 1)
-    return false;
-  for (int older = arch; older >= 10; older--) {
-    snprintf(out, n, "sm_%d", older);
-    if (fly_target_lookup(out, &t))
-      return true;
-  }
-  return false;
+  const FlyTarget *t = fly_target_find(device);
+  int cc;
+  if (!t && sscanf(device, "sm_%d", &cc) == 1)
+    t = fly_target_for_device(FLY_VENDOR_NVIDIA, cc);
+  if (t)
+    snprintf(out, n, "%s", t->arch);
+  return t != NULL;
 }
 
 /* The target a .fly is compiled for: --target, else the GPU's, else the
@@ -438,9 +430,8 @@ static int choose_compile_target(Run *r) {
   } else {
     const char *from, *list = fly_default_targets(&from);
     size_t len = strcspn(list, ",");
-    FlyTarget known;
     snprintf(t, n, "%.*s", (int)(len < n ? len : n - 1), list);
-    if (!fly_target_lookup(t, &known))
+    if (!fly_target_find(t))
       return error("unknown target '%s' from %s (the targets are %s)", t, from, fly_target_names());
   }
   return FLYC_OK;

@@ -111,7 +111,7 @@ static void hash_tool(FlySha256 *h, const char *emit, const FlyTarget *t) {
   char *tool = NULL;
   if (strcmp(emit, "cubin") == 0)
     tool = fly_ptxas_find();
-  else if (strcmp(t->vendor, "amd") == 0 &&
+  else if (t->vendor == FLY_VENDOR_AMD &&
            (strcmp(emit, "hsaco") == 0 || strcmp(emit, "bundle") == 0) && getenv("FLYC_LLD"))
     tool = strdup(getenv("FLYC_LLD"));
   struct stat st;
@@ -264,7 +264,7 @@ static void compile_targets(Compile *c) {
   for (int i = 0; i < o->ntargets && c->r->status == 0; i++) {
     size_t len = 0, diag_len = 0;
     char *diag = NULL;
-    char *out = compile_target(c, &o->targets[i], &len, &diag, &diag_len);
+    char *out = compile_target(c, o->targets[i], &len, &diag, &diag_len);
     add_diag(c->diag, c->seen, &c->nseen, diag, diag_len);
     if (out && !merge) {
       c->r->data = out;
@@ -276,7 +276,7 @@ static void compile_targets(Compile *c) {
         fly_bundle_writer_merge(&w, &b);
       else
         fprintf(c->diag, "flyc: internal error: the bundle for %s is damaged: %s\n",
-                o->targets[i].arch, why);
+                o->targets[i]->arch, why);
       free(out);
     } else if (c->r->status == 0) {
       c->r->status = 1;

@@ -3,8 +3,9 @@
  * FLYC_TARGET first (a target or a comma-separated list). Then the GPU of
  * this machine: NVIDIA's through the CUDA driver (libcuda.so.1, opened
  * with dlopen, so flyc needs no CUDA to run), AMD's from the KFD topology
- * in sysfs (no ROCm needed). A newer GPU than Fly knows gets the newest
- * target it can run. Else FLY_DEFAULT_TARGET. Asking the CUDA driver costs
+ * in sysfs (no ROCm needed). The target table maps what the driver reports
+ * to a target (fly_target_for_device): a newer NVIDIA GPU than Fly knows
+ * gets the newest target it can run. Else FLY_DEFAULT_TARGET. Asking the CUDA driver costs
  * its initialisation (tens of milliseconds), paid only when no target is
  * named. */
 #include <dirent.h>
@@ -22,8 +23,8 @@ typedef int (*CuDeviceGetAttribute)(int *, int, int);
 
 enum { CU_COMPUTE_MAJOR = 75, CU_COMPUTE_MINOR = 76 };
 
-/* sm_XY of the first CUDA device, mapped onto a target Fly knows. */
-static bool nvidia_target(char *out, size_t n) {
+/* The target of the first CUDA device. */
+static const FlyTarget *nvidia_target(void) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!h)
     return false;
@@ -34,25 +35,16 @@ static bool nvidia_target(char *out, size_t n) {
   bool ok = init && get && attr && init(0) == 0 && get(&dev, 0) == 0 &&
             attr(&major, CU_COMPUTE_MAJOR, dev) == 0 && attr(&minor, CU_COMPUTE_MINOR, dev) == 0;
   /* The driver stays loaded: unloading it after cuInit is not supported. */
-  if (!ok)
-    return false;
-  int cc = major * 10 + minor;
-  if (cc >= 90)
-    snprintf(out, n, "sm_90");
-  else if (cc >= 80)
-    snprintf(out, n, "sm_80");
-  else
-    return false;
-  return true;
+  return ok ? fly_target_for_device(FLY_VENDOR_NVIDIA, major * 10 + minor) : NULL;
 }
 
-/* gfx_target_version of the first GPU node: 90402 is gfx942, 90010 gfx90a. */
-static bool amd_target(char *out, size_t n) {
+/* The target of the first GPU node, by its gfx_target_version. */
+static const FlyTarget *amd_target(void) {
   const char *root = "/sys/class/kfd/kfd/topology/nodes";
   DIR *d = opendir(root);
   if (!d)
-    return false;
-  bool found = false;
+    return NULL;
+  const FlyTarget *found = NULL;
   for (struct dirent *e; !found && (e = readdir(d));) {
     if (e->d_name[0] == '.')
       continue;
@@ -68,9 +60,7 @@ static bool amd_target(char *out, size_t n) {
     fclose(f);
     if (v == 0) /* a CPU node */
       continue;
-    snprintf(out, n, "gfx%lu%lu%lx", v / 10000, v / 100 % 100, v % 100);
-    FlyTarget t;
-    found = fly_target_lookup(out, &t);
+    found = fly_target_for_device(FLY_VENDOR_AMD, (int)v);
   }
   closedir(d);
   return found;
@@ -81,7 +71,11 @@ static char detected[32];
 static const char *detected_from;
 
 static void detect(void) {
-  if (nvidia_target(detected, sizeof detected) || amd_target(detected, sizeof detected)) {
+  const FlyTarget *t = nvidia_target();
+  if (!t)
+    t = amd_target();
+  if (t) {
+    snprintf(detected, sizeof detected, "%s", t->arch);
     detected_from = "the GPU found";
     return;
   }

@@ -75,7 +75,7 @@ const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len) {
     if (value_names[i].type != FLY_TYPE_NONE)
       return fly_val_type(&I->A, fly_type_static(value_names[i].type));
     if (strcmp(n, "warp_size") == 0)
-      return fly_val_int(&I->A, I->target.warp_size, NULL);
+      return fly_val_int(&I->A, I->target->warp_size, NULL);
     if (strcmp(n, "target") == 0)
       return object(I, FLY_OBJ_TARGET, n);
     if (strcmp(n, "nv") == 0 || strcmp(n, "amd") == 0)
@@ -158,11 +158,13 @@ const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *m) {
   if (base->kind == FLY_V_OBJECT) {
     const FlyObject *o = &base->object;
     if (o->kind == FLY_OBJ_TARGET) {
-      if (name_is(m->str, m->len, "vendor"))
-        return fly_val_str(&I->A, I->target.vendor, (uint32_t)strlen(I->target.vendor));
-      if (name_is(m->str, m->len, "arch"))
-        return fly_val_str(&I->A, I->target.arch, (uint32_t)strlen(I->target.arch));
-      return fly_err(I, m, "target has the members vendor and arch, not '%s'", m->str);
+      const char *text = name_is(m->str, m->len, "vendor")   ? fly_vendor_name(I->target->vendor)
+                         : name_is(m->str, m->len, "arch")   ? I->target->arch
+                         : name_is(m->str, m->len, "family") ? I->target->family
+                                                             : NULL;
+      if (!text)
+        return fly_err(I, m, "target has the members vendor, arch and family, not '%s'", m->str);
+      return fly_val_str(&I->A, text, (uint32_t)strlen(text));
     }
     if (o->kind == FLY_OBJ_INDEX3)
       return index3_member(I, base, m);

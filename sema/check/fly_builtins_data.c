@@ -623,14 +623,13 @@ static const FlyVal *b_mma_atom(FlyInterp *I, const FlyArgs *a) {
                    "nv.mma_sync_16x8x16, not %s",
                    fly_val_describe(&I->A, op));
   const FlyAtomInfo *atom = op->object.atom;
-  if (strcmp(atom->vendor, I->target.vendor) != 0)
+  if (strcmp(atom->vendor, fly_vendor_name(I->target->vendor)) != 0)
     return fly_err(I, a->node[0],
                    "%s is an %s instruction, but the target is %s (%s); choose the atom with "
                    "'if const target.vendor == \"%s\"'",
                    atom->name, strcmp(atom->vendor, "nvidia") == 0 ? "NVIDIA" : "AMD",
-                   I->target.arch, strcmp(I->target.vendor, "nvidia") == 0 ? "NVIDIA" : "AMD",
-                   atom->vendor);
-  if (strcmp(I->target.arch, "gfx1201") == 0 && strncmp(atom->name, "amd.mfma", 8) == 0)
+                   I->target->arch, fly_vendor_title(I->target->vendor), atom->vendor);
+  if (strcmp(I->target->arch, "gfx1201") == 0 && strncmp(atom->name, "amd.mfma", 8) == 0)
     return fly_err(I, a->node[0],
                    "%s needs a CDNA GPU (gfx90a, gfx942, gfx950); gfx1201 has no "
                    "MFMA",

@@ -15,30 +15,9 @@
 #include "fly_layout_tv.h"
 #include "fly_parse.h"
 
-/* ---- targets --------------------------------------------------------------------------- */
-
-static const FlyTarget targets[] = {
-    {"sm_80", "nvidia", 32}, {"sm_90", "nvidia", 32}, {"sm_90a", "nvidia", 32},
-    {"gfx90a", "amd", 64},   {"gfx942", "amd", 64},   {"gfx950", "amd", 64},
-    {"gfx1201", "amd", 32},
-};
-
-bool fly_target_lookup(const char *arch, FlyTarget *out) {
-  for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
-    if (strcmp(arch, targets[i].arch) == 0) {
-      *out = targets[i];
-      return true;
-    }
-  return false;
-}
-
-const char *fly_target_names(void) {
-  return "sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx950, gfx1201";
-}
-
 void fly_check_options_init(FlyCheckOptions *o) {
   memset(o, 0, sizeof *o);
-  fly_target_lookup(FLY_DEFAULT_TARGET, &o->target);
+  o->target = fly_target_find(FLY_DEFAULT_TARGET);
   o->step_limit = FLY_DEFAULT_STEP_LIMIT;
   o->depth_limit = FLY_DEFAULT_DEPTH_LIMIT;
 }
@@ -257,9 +236,9 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used, FlyVal 
   if (!ok)
     return NULL;
   if (I->options.specializations)
-    fprintf(I->options.specializations, "%s @%s\n", line, I->target.arch);
-  if (spec && (*spec = fly_alloc(&I->A, strlen(line) + strlen(I->target.arch) + 3)))
-    sprintf(*spec, "%s @%s", line, I->target.arch);
+    fprintf(I->options.specializations, "%s @%s\n", line, I->target->arch);
+  if (spec && (*spec = fly_alloc(&I->A, strlen(line) + strlen(I->target->arch) + 3)))
+    sprintf(*spec, "%s @%s", line, I->target->arch);
   return s;
 }
 

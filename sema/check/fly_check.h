@@ -15,20 +15,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "fly_target.h"
 #include "fly_unit.h"
 #include "fly_value.h"
-
-/* A GPU the code is compiled for. */
-typedef struct FlyTarget {
-  const char *arch;   /* sm_90, gfx942, ... */
-  const char *vendor; /* "nvidia" or "amd" */
-  int warp_size;      /* 32 or 64 */
-} FlyTarget;
-
-/* The targets Fly knows, and the one used when none is named. */
-bool fly_target_lookup(const char *arch, FlyTarget *out);
-const char *fly_target_names(void); /* "sm_80, sm_90, ..." for messages */
-#define FLY_DEFAULT_TARGET "sm_90"
 
 /* -D NAME=VALUE: VALUE is a Fly constant expression. */
 typedef struct FlyDefine {
@@ -42,7 +31,7 @@ enum {
 };
 
 typedef struct FlyCheckOptions {
-  FlyTarget target;
+  const FlyTarget *target; /* a row of fly_targets.def */
   const FlyDefine *defines;
   int ndefines;
   long step_limit;

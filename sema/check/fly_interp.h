@@ -74,7 +74,7 @@ typedef struct FlyInterp {
   FlyDiag *diag;
   FlyAlgebra A; /* every value, type and layout of the session */
   FlyCheckOptions options;
-  FlyTarget target;
+  const FlyTarget *target;
   int nfiles;         /* files of the unit with syntax trees (-D values add more sources) */
   FlyGlobal *globals; /* open addressing, nglobals_cap a power of two */
   int nglobals, nglobals_cap;

@@ -205,7 +205,7 @@ FlyKernelInfo *fly_kernel_record_begin(FlyInterp *I, const FlyNode *k, int n,
     return NULL;
   info->name = dup(k->str);
   info->spec = spec_of(spec, k->str);
-  info->target = dup(I->target.arch);
+  info->target = dup(I->target->arch);
   info->params = calloc((size_t)(n ? n : 1), sizeof *info->params);
   info->nparams = n;
   bool ok = info->name && info->spec && info->target && info->params;

@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
   if (fly_unit_ok(&u)) {
     FlyCheckOptions o;
     fly_check_options_init(&o);
-    if (!fly_target_lookup(hash(data, size) & 1 ? "gfx942" : "sm_90", &o.target))
+    if (!(o.target = fly_target_find(hash(data, size) & 1 ? "gfx942" : "sm_90")))
       broken("a known target was not found");
     o.step_limit = FUZZ_STEP_LIMIT;
     o.depth_limit = FUZZ_DEPTH_LIMIT;

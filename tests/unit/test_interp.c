@@ -195,7 +195,7 @@ static void want_error_at(const char *expr, const char *message, const char *fil
 }
 #define want_error(expr, message) want_error_at(expr, message, __FILE__, __LINE__)
 
-static void use_target(const char *arch) { assert_true(fly_target_lookup(arch, &opt.target)); }
+static void use_target(const char *arch) { assert_non_null(opt.target = fly_target_find(arch)); }
 
 /* ---- integers ----------------------------------------------------------------------------- */
 
@@ -1153,24 +1153,41 @@ static void target_values(void **state) {
   use_target("gfx1201");
   want_value("warp_size", "32");
   want_value("target.vendor", "\"amd\"");
-  want_error("target.name", "target has the members vendor and arch, not 'name'");
+  want_value("target.family", "\"rdna4\"");
+  want_error("target.name", "target has the members vendor, arch and family, not 'name'");
 }
 
 static void target_lookup(void **state) {
   (void)state;
-  FlyTarget t;
-  assert_true(fly_target_lookup("sm_80", &t));
-  assert_string_equal(t.vendor, "nvidia");
-  assert_int_equal(t.warp_size, 32);
-  assert_true(fly_target_lookup("gfx90a", &t));
-  assert_string_equal(t.vendor, "amd");
-  assert_int_equal(t.warp_size, 64);
-  assert_false(fly_target_lookup("sm_75", &t));
-  assert_false(fly_target_lookup("", &t));
+  const FlyTarget *t = fly_target_find("sm_80");
+  assert_non_null(t);
+  assert_int_equal(t->vendor, FLY_VENDOR_NVIDIA);
+  assert_string_equal(fly_vendor_name(t->vendor), "nvidia");
+  assert_int_equal(t->warp_size, 32);
+  assert_true(fly_target_has(t, FLY_FEATURE_CP_ASYNC));
+  assert_false(fly_target_has(t, FLY_FEATURE_TMA));
+  assert_non_null(t = fly_target_find("gfx90a"));
+  assert_string_equal(fly_vendor_name(t->vendor), "amd");
+  assert_int_equal(t->warp_size, 64);
+  assert_true(fly_target_has_mma(t, FLY_MMA_AMD_MFMA));
+  assert_null(fly_target_find("sm_75"));
+  assert_null(fly_target_find(""));
   assert_string_equal(fly_target_names(), "sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx950, gfx1201");
+  assert_string_equal(fly_targets_with_feature(FLY_FEATURE_TMA), "sm_90, sm_90a");
+  assert_string_equal(fly_targets_with_mma(FLY_MMA_NV_WGMMA), "sm_90a");
+  assert_int_equal(fly_feature_find("tma", 3), FLY_FEATURE_TMA);
+  assert_int_equal(fly_feature_find("tmax", 4), -1);
+  /* What a GPU reports, to a target: NVIDIA's newest older one, never an
+     `a` target; AMD's own chip only. */
+  assert_string_equal(fly_target_for_device(FLY_VENDOR_NVIDIA, 90)->arch, "sm_90");
+  assert_string_equal(fly_target_for_device(FLY_VENDOR_NVIDIA, 100)->arch, "sm_90");
+  assert_string_equal(fly_target_for_device(FLY_VENDOR_NVIDIA, 86)->arch, "sm_80");
+  assert_null(fly_target_for_device(FLY_VENDOR_NVIDIA, 75));
+  assert_string_equal(fly_target_for_device(FLY_VENDOR_AMD, 90402)->arch, "gfx942");
+  assert_null(fly_target_for_device(FLY_VENDOR_AMD, 110000));
   FlyCheckOptions o;
   fly_check_options_init(&o);
-  assert_string_equal(o.target.arch, FLY_DEFAULT_TARGET);
+  assert_string_equal(o.target->arch, FLY_DEFAULT_TARGET);
   assert_int_equal(o.step_limit, FLY_DEFAULT_STEP_LIMIT);
   assert_int_equal(o.depth_limit, FLY_DEFAULT_DEPTH_LIMIT);
 }
