@@ -25,30 +25,15 @@ irdl.dialect @fly {
     %p2 = irdl.base "#builtin.string"
     irdl.parameters(elem: %p0, space: %p1, layout: %p2)
   }
+  // Atoms carry nothing in their types: the operation that makes one holds
+  // its name in the atom table and its parameters as attributes.
   irdl.type @copy_atom {
-    %p0 = irdl.base "#builtin.string"
-    %p1 = irdl.any
-    irdl.parameters(name: %p0, elem: %p1)
   }
   irdl.type @mma_atom {
-    %p0 = irdl.base "#builtin.string"
-    %p1 = irdl.any
-    %p2 = irdl.any
-    irdl.parameters(name: %p0, elem: %p1, acc: %p2)
   }
   irdl.type @tiled_copy {
-    %p0 = irdl.base "#builtin.string"
-    %p1 = irdl.any
-    %p2 = irdl.base "#builtin.string"
-    %p3 = irdl.base "#builtin.string"
-    irdl.parameters(atom: %p0, elem: %p1, tv: %p2, tile: %p3)
   }
   irdl.type @tiled_mma {
-    %p0 = irdl.base "#builtin.string"
-    %p1 = irdl.any
-    %p2 = irdl.any
-    %p3 = irdl.base "#builtin.string"
-    irdl.parameters(atom: %p0, elem: %p1, acc: %p2, layout: %p3)
   }
   irdl.operation @make_int_tuple {
     %c0 = irdl.is i32
@@ -176,19 +161,40 @@ irdl.dialect @fly {
   }
   irdl.operation @make_copy_atom {
     %c0 = irdl.base @fly::@copy_atom
+    %s = irdl.base "#builtin.string"
+    %i = irdl.base "#builtin.integer"
+    %t = irdl.base "#builtin.type"
     irdl.results(result: %c0)
+    irdl.attributes { "atom" = %s, "bits" = %i, "elem" = %t }
   }
+  // (Each attribute has a constraint of its own: one constraint shared by
+  // two attributes would require them to be equal.)
   irdl.operation @make_mma_atom {
     %c0 = irdl.base @fly::@mma_atom
+    %s = irdl.base "#builtin.string"
+    %t0 = irdl.base "#builtin.type"
+    %t1 = irdl.base "#builtin.type"
     irdl.results(result: %c0)
+    irdl.attributes { "atom" = %s, "elem" = %t0, "acc" = %t1 }
   }
   irdl.operation @make_tiled_copy {
     %c0 = irdl.base @fly::@tiled_copy
+    %s0 = irdl.base "#builtin.string"
+    %s1 = irdl.base "#builtin.string"
+    %s2 = irdl.base "#builtin.string"
+    %i = irdl.base "#builtin.integer"
+    %t = irdl.base "#builtin.type"
     irdl.results(result: %c0)
+    irdl.attributes { "atom" = %s0, "bits" = %i, "elem" = %t, "tv" = %s1, "tile" = %s2 }
   }
   irdl.operation @make_tiled_mma {
     %c0 = irdl.base @fly::@tiled_mma
+    %s0 = irdl.base "#builtin.string"
+    %s1 = irdl.base "#builtin.string"
+    %t0 = irdl.base "#builtin.type"
+    %t1 = irdl.base "#builtin.type"
     irdl.results(result: %c0)
+    irdl.attributes { "atom" = %s0, "elem" = %t0, "acc" = %t1, "atoms" = %s1 }
   }
   irdl.operation @partition_s {
     %c0 = irdl.base @fly::@tiled_copy

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_builtins.h"
+#include "fly_atom.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
@@ -485,19 +485,26 @@ int fly_lower_addr_space(const char *space, int priv) {
   return priv;
 }
 
-const FlyAtomInfo *fly_lower_mma_atom(MlirValue tiled_mma, char **warps) {
-  char *text = fly_lower_type_text(mlirValueGetType(tiled_mma));
-  char *name = text ? fly_lower_quoted(text, 0) : NULL;
-  if (warps)
-    *warps = text ? fly_lower_quoted(text, 1) : NULL;
-  free(text);
-  const char *dot = name ? strchr(name, '.') : NULL;
-  const FlyAtomInfo *atom = NULL;
-  if (dot) {
-    char ns[16];
-    snprintf(ns, sizeof ns, "%.*s", (int)(dot - name), name);
-    atom = fly_atom_find(ns, dot + 1, (uint32_t)strlen(dot + 1));
-  }
-  free(name);
-  return atom;
+MlirOperation fly_lower_atom_op(MlirValue atom) {
+  MlirOperation none = {NULL};
+  if (!mlirValueIsAOpResult(atom))
+    return none;
+  MlirOperation def = mlirOpResultGetOwner(atom);
+  MlirAttribute a = mlirOperationGetAttributeByName(def, mlirStringRefCreateFromCString("atom"));
+  return mlirAttributeIsNull(a) || !mlirAttributeIsAString(a) ? none : def;
+}
+
+const FlyAtom *fly_lower_atom(MlirValue atom) {
+  MlirOperation def = fly_lower_atom_op(atom);
+  if (mlirOperationIsNull(def))
+    return NULL;
+  MlirStringRef name = mlirStringAttrGetValue(
+      mlirOperationGetAttributeByName(def, mlirStringRefCreateFromCString("atom")));
+  return fly_atom_find(name.data, name.length);
+}
+
+int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
+  return mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a) ? missing
+                                                               : mlirIntegerAttrGetValueInt(a);
 }

@@ -148,7 +148,11 @@ typedef struct FlyOpList {
 } FlyOpList;
 void fly_lower_collect(MlirOperation root, FlyOpList *list);
 
-/* The MMA atom of a !fly.tiled_mma value (sema's table), NULL when unknown;
-   with warps not NULL, the text of its warps' layout (malloc'd). */
-struct FlyAtomInfo;
-const struct FlyAtomInfo *fly_lower_mma_atom(MlirValue tiled_mma, char **warps);
+/* Atoms: the fly.make_* operation that made an atom or tiled atom value
+   (null when it was not made by one), and its row of the atom table, named
+   by its `atom` attribute (NULL when unknown). */
+struct FlyAtom;
+MlirOperation fly_lower_atom_op(MlirValue atom);
+const struct FlyAtom *fly_lower_atom(MlirValue atom);
+/* The value of an operation's integer attribute, or `missing`. */
+int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_builtins.h"
+#include "fly_atom.h"
 #include "fly_lower.h"
 #include "fly_lower_build.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -159,21 +159,14 @@ static MlirType vec_type(FlyBuild *b, int n, MlirType elem) {
 
 /* ---- copies, loads and stores --------------------------------------------------------------- */
 
-static int atom_bits(MlirOperation op) {
-  char *text = fly_lower_type_text(mlirValueGetType(mlirOperationGetOperand(op, 0)));
-  char *atom = text ? fly_lower_quoted(text, 0) : NULL;
-  int bits = 0;
-  if (atom && strncmp(atom, "universal<", 10) == 0)
-    bits = atoi(atom + 10);
-  free(text);
-  free(atom);
-  return bits;
-}
-
 static void copy(FlyBuild *b, MlirOperation op) {
-  int bits = atom_bits(op);
-  if (bits <= 0)
-    return fly_build_error(b, "this copy atom is not lowered yet");
+  MlirValue av = mlirOperationGetOperand(op, 0);
+  const FlyAtom *atom = fly_lower_atom(av);
+  if (!atom || atom->kind != FLY_ATOM_COPY)
+    return fly_build_error(b, "internal error: a copy whose atom is unknown");
+  int bits = (int)fly_lower_int_attr(fly_lower_atom_op(av), "bits", 0);
+  if (atom->copy != FLY_COPY_UNIVERSAL || bits <= 0)
+    return fly_build_error(b, "the copy atom %s is not lowered yet", atom->name);
   FlyMemDesc s, d;
   if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 1), &s))
     return;
@@ -321,7 +314,7 @@ static int64_t vec_len(MlirValue v) {
 
 /* mma.sync on bf16 through NVVM directly (nvgpu.mma.sync takes f16 only):
    A and B in 32-bit registers of two values, C and D as scalars. */
-static MlirValue nv_mma_bf16(FlyBuild *b, const FlyAtomInfo *atom, MlirValue x, MlirValue y,
+static MlirValue nv_mma_bf16(FlyBuild *b, const FlyAtom *atom, MlirValue x, MlirValue y,
                              MlirValue z, int va, int vb, int vc, MlirType ta, MlirType tc) {
   MlirValue ops[32];
   int n = 0;
@@ -365,8 +358,8 @@ static MlirValue nv_mma_bf16(FlyBuild *b, const FlyAtomInfo *atom, MlirValue x, 
 }
 
 static void gemm(FlyBuild *b, MlirOperation op, bool amd) {
-  const FlyAtomInfo *atom = fly_lower_mma_atom(mlirOperationGetOperand(op, 0), NULL);
-  if (!atom || (strcmp(atom->vendor, "amd") == 0) != amd)
+  const FlyAtom *atom = fly_lower_atom(mlirOperationGetOperand(op, 0));
+  if (!atom || atom->kind != FLY_ATOM_MMA || (fly_atom_vendor(atom) == FLY_VENDOR_AMD) != amd)
     return fly_build_error(b, "internal error: an MMA atom of another target");
   MlirValue A = mlirOperationGetOperand(op, 1), B = mlirOperationGetOperand(op, 2),
             C = mlirOperationGetOperand(op, 3);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_builtins.h"
+#include "fly_atom.h"
 #include "fly_lower.h"
 #include "fly_lower_build.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -219,10 +219,9 @@ static FlySym tile_offset(FlyBuild *b, const FlySym *crd, int r, const FlyLayout
 /* A tiled copy's thread starts at the element its first value takes: the
    TV layout's thread mode gives an index in the tile, column-major. */
 static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayoutTree *src) {
-  char *text = fly_lower_type_text(mlirValueGetType(mlirOperationGetOperand(op, 0)));
-  char *tv = text ? fly_lower_quoted(text, 1) : NULL;
-  char *tile = text ? fly_lower_quoted(text, 2) : NULL;
-  free(text);
+  MlirOperation def = fly_lower_atom_op(mlirOperationGetOperand(op, 0));
+  char *tv = mlirOperationIsNull(def) ? NULL : fly_lower_str_attr(def, "tv");
+  char *tile = mlirOperationIsNull(def) ? NULL : fly_lower_str_attr(def, "tile");
   FlyLayoutTree T = {0};
   const char *s = tile;
   int next = 0;
@@ -252,8 +251,9 @@ static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayoutTree *sr
    operand, plus its warp's tile (the warps laid out by the tiled MMA's
    layout, column-major). */
 static FlySym mma_offset(FlyBuild *b, MlirOperation op, char operand, const FlyLayoutTree *src) {
-  char *warps = NULL;
-  const FlyAtomInfo *atom = fly_lower_mma_atom(mlirOperationGetOperand(op, 0), &warps);
+  MlirValue mma = mlirOperationGetOperand(op, 0);
+  const FlyAtom *atom = fly_lower_atom(mma);
+  char *warps = atom ? fly_lower_str_attr(fly_lower_atom_op(mma), "atoms") : NULL;
   FlyLayoutTree T = {0}, W = {0};
   FlySym off = fly_sym_const(0);
   if (!atom || !warps || !fly_layout_tree_parse(atom->tv[operand - 'A'], NULL, 0, &T) ||

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_builtins.h"
+#include "fly_atom.h"
 #include "fly_interp.h"
 #include "fly_layout_tv.h"
 #include "fly_strbuf.h"
@@ -386,76 +386,54 @@ static bool divide(Op *o, const char *op) {
 
 /* ---- atoms ---------------------------------------------------------------------------------- */
 
-/* The operation that makes a static atom or tiled atom, its parameters in
-   its type. Null after an error. */
+/* The operation that makes a static atom or tiled atom: its parameters are
+   attributes (the atom's name in the atom table, its widths, types and
+   layouts), which the lowering reads. Null after an error. */
 static MlirValue atom_value(Op *o, const FlyVal *v) {
   FlyTrace *t = o->t;
   MlirValue none = {NULL};
   if (v->kind != FLY_V_OBJECT)
     return none;
   const FlyObject *ob = &v->object;
-  FlyStrBuf sb;
-  fly_sb_init(&sb, &t->A);
-  const char *make;
+  if (ob->kind == FLY_OBJ_THR_COPY || ob->kind == FLY_OBJ_THR_MMA)
+    return atom_value(o, ob->base);
+  bool tiled = ob->kind == FLY_OBJ_TILED_COPY || ob->kind == FLY_OBJ_TILED_MMA;
+  const FlyObject *at = tiled ? &ob->base->object : ob;
+  const char *make, *type;
   switch (ob->kind) {
   case FLY_OBJ_COPY_ATOM:
-    make = "fly.make_copy_atom";
-    fly_sb_puts(&sb, "!fly.copy_atom<\"universal<");
-    fly_sb_int(&sb, ob->bits);
-    fly_sb_puts(&sb, ">\", ");
-    fly_trace_put_type(&sb, ob->elem);
+    make = "fly.make_copy_atom", type = "!fly.copy_atom";
     break;
   case FLY_OBJ_MMA_ATOM:
-    make = "fly.make_mma_atom";
-    fly_sb_puts(&sb, "!fly.mma_atom<\"");
-    fly_sb_puts(&sb, ob->atom->name);
-    fly_sb_puts(&sb, "\", ");
-    fly_trace_put_type(&sb, ob->elem);
-    fly_sb_puts(&sb, ", ");
-    fly_trace_put_type(&sb, ob->acc);
+    make = "fly.make_mma_atom", type = "!fly.mma_atom";
     break;
-  case FLY_OBJ_TILED_COPY: {
-    const FlyObject *at = &ob->base->object;
-    make = "fly.make_tiled_copy";
-    fly_sb_puts(&sb, "!fly.tiled_copy<\"universal<");
-    fly_sb_int(&sb, at->bits);
-    fly_sb_puts(&sb, ">\", ");
-    fly_trace_put_type(&sb, at->elem);
-    fly_sb_puts(&sb, ", \"");
-    fly_sb_puts(&sb, fly_layout_str(&t->A, ob->tv->tv));
-    fly_sb_puts(&sb, "\", \"");
-    fly_sb_puts(&sb, fly_tuple_str(&t->A, ob->tv->tile));
-    fly_sb_puts(&sb, "\"");
+  case FLY_OBJ_TILED_COPY:
+    make = "fly.make_tiled_copy", type = "!fly.tiled_copy";
     break;
-  }
-  case FLY_OBJ_TILED_MMA: {
-    const FlyObject *at = &ob->base->object;
-    make = "fly.make_tiled_mma";
-    fly_sb_puts(&sb, "!fly.tiled_mma<\"");
-    fly_sb_puts(&sb, at->atom->name);
-    fly_sb_puts(&sb, "\", ");
-    fly_trace_put_type(&sb, at->elem);
-    fly_sb_puts(&sb, ", ");
-    fly_trace_put_type(&sb, at->acc);
-    fly_sb_puts(&sb, ", \"");
-    fly_sb_puts(&sb, fly_layout_str(&t->A, ob->layout));
-    fly_sb_puts(&sb, "\"");
+  case FLY_OBJ_TILED_MMA:
+    make = "fly.make_tiled_mma", type = "!fly.tiled_mma";
     break;
-  }
-  case FLY_OBJ_THR_COPY:
-  case FLY_OBJ_THR_MMA:
-    return atom_value(o, ob->base);
   default:
     return none;
   }
-  fly_sb_putc(&sb, '>');
-  char *text = fly_sb_finish(&sb);
-  MlirType ty = fly_mlir_type(t->m, text ? text : "none");
-  if (mlirTypeIsNull(ty)) {
-    fly_trace_error(t, o->at, "internal error: the type %s does not parse", text ? text : "");
-    return none;
+  MlirNamedAttribute a[5];
+  int n = 0;
+  a[n++] = fly_mlir_named(t->m, "atom", fly_mlir_str_attr(t->m, at->atom->name));
+  bool copy = ob->kind == FLY_OBJ_COPY_ATOM || ob->kind == FLY_OBJ_TILED_COPY;
+  if (copy)
+    a[n++] = int_attr(t, "bits", at->bits);
+  a[n++] = fly_mlir_named(t->m, "elem", mlirTypeAttrGet(fly_trace_type(t, at->elem)));
+  if (!copy)
+    a[n++] = fly_mlir_named(t->m, "acc", mlirTypeAttrGet(fly_trace_type(t, at->acc)));
+  if (ob->kind == FLY_OBJ_TILED_COPY) {
+    a[n++] = fly_mlir_named(t->m, "tv", fly_mlir_str_attr(t->m, fly_layout_str(&t->A, ob->tv->tv)));
+    a[n++] =
+        fly_mlir_named(t->m, "tile", fly_mlir_str_attr(t->m, fly_tuple_str(&t->A, ob->tv->tile)));
+  } else if (ob->kind == FLY_OBJ_TILED_MMA) {
+    a[n++] =
+        fly_mlir_named(t->m, "atoms", fly_mlir_str_attr(t->m, fly_layout_str(&t->A, ob->layout)));
   }
-  return op1(o, make, ty, 0, NULL, 0, NULL);
+  return op1(o, make, fly_mlir_type(t->m, type), 0, NULL, n, a);
 }
 
 /* partition_S/D and partition_A/B/C and their fragments: (tiled, thread, tensor). */

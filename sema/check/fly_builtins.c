@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "fly_atom.h"
 #include "fly_builtins.h"
 
 static const FlyBuiltin *const tables[] = {fly_algebra_builtins, fly_gpu_builtins,
@@ -169,7 +170,7 @@ const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *m) {
     if (o->kind == FLY_OBJ_INDEX3)
       return index3_member(I, base, m);
     if (o->kind == FLY_OBJ_NAMESPACE) {
-      const FlyAtomInfo *atom = fly_atom_find(o->name, m->str, m->len);
+      const FlyAtom *atom = fly_atom_find_in(o->name, m->str, m->len);
       if (!atom)
         return fly_err(I, m, "'%s' has no atom named '%s'", o->name, m->str);
       FlyVal *v = fly_val_new(&I->A, FLY_V_OBJECT);

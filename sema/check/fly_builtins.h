@@ -41,18 +41,4 @@ const FlyLayout *fly_tensor_probe(FlyInterp *I, const FlyTensor *t, FlyProbe *p)
 const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayout *R,
                                  const FlyProbe *p, const FlyNode *at);
 
-/* Atoms (fly_builtins_data.c). */
-struct FlyAtomInfo {
-  const char *name;   /* "nv.mma_sync_16x8x16" */
-  const char *vendor; /* "nvidia" or "amd" */
-  int m, n, k;
-  int threads;
-  FlyTypeCode inputs[3]; /* operand types accepted (FLY_TYPE_NONE ends) */
-  FlyTypeCode acc;
-  /* The TV layouts of operands A, B and C: (thread, value) -> the
-     column-major index in the atom's tile (M,K), (N,K) or (M,N). */
-  const char *tv[3];
-};
-const FlyAtomInfo *fly_atom_find(const char *ns, const char *name, uint32_t len);
-
 #endif

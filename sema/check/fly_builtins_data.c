@@ -9,73 +9,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "fly_atom.h"
 #include "fly_builtins.h"
 #include "fly_layout_text.h"
 #include "fly_layout_tv.h"
-
-/* The TV layouts follow the instructions' register layouts: CuTe's
-   SM80_16x8x16/16x8x8 traits for mma.sync; for MFMA, lane l holds A and B
-   at row l % M and depth (l / M) * V + v, and C at column l % N, rows
-   grouped by l / N (the CDNA3 ISA's operand layout). */
-static const FlyAtomInfo atoms[] = {
-    {"nv.mma_sync_16x8x16",
-     "nvidia",
-     16,
-     8,
-     16,
-     32,
-     {FLY_TYPE_F16, FLY_TYPE_BF16},
-     FLY_TYPE_F32,
-     {"((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))",
-      "((4,8),(2,2)):((32,1),(16,8))"}},
-    {"nv.mma_sync_16x8x8",
-     "nvidia",
-     16,
-     8,
-     8,
-     32,
-     {FLY_TYPE_F16, FLY_TYPE_BF16},
-     FLY_TYPE_F32,
-     {"((4,8),(2,2)):((32,1),(16,8))", "((4,8),2):((16,1),8)", "((4,8),(2,2)):((32,1),(16,8))"}},
-    {"amd.mfma_16x16x16",
-     "amd",
-     16,
-     16,
-     16,
-     64,
-     {FLY_TYPE_F16, FLY_TYPE_BF16},
-     FLY_TYPE_F32,
-     {"((16,4),4):((1,64),16)", "((16,4),4):((1,64),16)", "((16,4),4):((16,4),1)"}},
-    {"amd.mfma_32x32x8",
-     "amd",
-     32,
-     32,
-     8,
-     64,
-     {FLY_TYPE_F16, FLY_TYPE_BF16},
-     FLY_TYPE_F32,
-     {"((32,2),4):((1,128),32)", "((32,2),4):((1,128),32)", "((32,2),(4,4)):((32,4),(1,8))"}},
-    {"amd.mfma_16x16x4",
-     "amd",
-     16,
-     16,
-     4,
-     64,
-     {FLY_TYPE_F32},
-     FLY_TYPE_F32,
-     {"((16,4),1):((1,16),0)", "((16,4),1):((1,16),0)", "((16,4),4):((16,4),1)"}},
-};
-
-const FlyAtomInfo *fly_atom_find(const char *ns, const char *name, uint32_t len) {
-  size_t nl = strlen(ns);
-  for (size_t i = 0; i < sizeof atoms / sizeof atoms[0]; i++) {
-    const char *full = atoms[i].name;
-    if (strncmp(full, ns, nl) == 0 && full[nl] == '.' && strlen(full + nl + 1) == len &&
-        memcmp(full + nl + 1, name, len) == 0)
-      return &atoms[i];
-  }
-  return NULL;
-}
 
 /* ---- tensors ------------------------------------------------------------------------- */
 
@@ -580,16 +517,37 @@ static FlyVal *new_object(FlyInterp *I, FlyObjectKind kind) {
   return v;
 }
 
+/* "8, 16, 32, 64 or 128": the widths a copy atom allows. */
+static const char *widths_text(FlyInterp *I, unsigned widths) {
+  char buf[64];
+  int at = 0, n = __builtin_popcount(widths), k = 0;
+  for (int b = 0; b < 32; b++)
+    if ((widths >> b) & 1u)
+      at += snprintf(buf + at, sizeof buf - (size_t)at, "%s%u",
+                     k++ == 0 ? ""
+                     : k == n ? " or "
+                              : ", ",
+                     1u << b);
+  char *s = fly_alloc(&I->A, (size_t)at + 1);
+  if (s)
+    memcpy(s, buf, (size_t)at + 1);
+  return s ? s : "";
+}
+
 static const FlyVal *b_universal(FlyInterp *I, const FlyArgs *a) {
+  const FlyAtom *atom = fly_atom_find("universal", 9);
   int64_t bits;
   if (!fly_arg_int(I, a, 0, "the width of a copy", &bits))
     return NULL;
-  if (bits != 8 && bits != 16 && bits != 32 && bits != 64 && bits != 128)
-    return fly_err(I, a->node[0], "a universal copy moves 8, 16, 32, 64 or 128 bits, not %" PRId64,
-                   bits);
+  if (bits < 1 || bits > (1 << 30) || (bits & (bits - 1)) ||
+      !((atom->widths >> __builtin_ctzll((unsigned long long)bits)) & 1u))
+    return fly_err(I, a->node[0], "a universal copy moves %s bits, not %" PRId64,
+                   widths_text(I, atom->widths), bits);
   FlyVal *v = new_object(I, FLY_OBJ_UNIVERSAL);
-  if (v)
+  if (v) {
     v->object.bits = (int)bits;
+    v->object.atom = atom;
+  }
   return v;
 }
 
@@ -610,6 +568,7 @@ static const FlyVal *b_copy_atom(FlyInterp *I, const FlyArgs *a) {
   FlyVal *v = new_object(I, FLY_OBJ_COPY_ATOM);
   if (v) {
     v->object.bits = op->object.bits;
+    v->object.atom = op->object.atom;
     v->object.elem = t;
   }
   return v;
@@ -622,26 +581,25 @@ static const FlyVal *b_mma_atom(FlyInterp *I, const FlyArgs *a) {
                    "mma_atom takes an MMA instruction such as "
                    "nv.mma_sync_16x8x16, not %s",
                    fly_val_describe(&I->A, op));
-  const FlyAtomInfo *atom = op->object.atom;
-  if (strcmp(atom->vendor, fly_vendor_name(I->target->vendor)) != 0)
+  const FlyAtom *atom = op->object.atom;
+  if (atom->kind != FLY_ATOM_MMA)
+    return fly_err(I, a->node[0], "%s is a copy atom, not an MMA instruction", atom->name);
+  FlyVendor vendor = (FlyVendor)fly_atom_vendor(atom);
+  if (vendor != I->target->vendor)
     return fly_err(I, a->node[0],
                    "%s is an %s instruction, but the target is %s (%s); choose the atom with "
                    "'if const target.vendor == \"%s\"'",
-                   atom->name, strcmp(atom->vendor, "nvidia") == 0 ? "NVIDIA" : "AMD",
-                   I->target->arch, fly_vendor_title(I->target->vendor), atom->vendor);
-  if (strcmp(I->target->arch, "gfx1201") == 0 && strncmp(atom->name, "amd.mfma", 8) == 0)
-    return fly_err(I, a->node[0],
-                   "%s needs a CDNA GPU (gfx90a, gfx942, gfx950); gfx1201 has no "
-                   "MFMA",
-                   atom->name);
+                   atom->name, fly_vendor_title(vendor), I->target->arch,
+                   fly_vendor_title(I->target->vendor), fly_vendor_name(vendor));
+  if (!fly_atom_available(atom, I->target))
+    return fly_err(I, a->node[0], "%s is an %s instruction, which %s does not have; it runs on %s",
+                   atom->name, fly_mma_family_name(atom->mma), I->target->arch,
+                   fly_atom_targets(atom));
   const FlyType *in = fly_arg_type(I, a, 1, "the operand type of an MMA");
   const FlyType *acc = in ? fly_arg_type(I, a, 2, "the accumulator type of an MMA") : NULL;
   if (!acc)
     return NULL;
-  bool ok = false;
-  for (int i = 0; i < 3 && atom->inputs[i] != FLY_TYPE_NONE; i++)
-    ok |= in->kind == FLY_TY_SCALAR && in->code == atom->inputs[i];
-  if (!ok)
+  if (in->kind != FLY_TY_SCALAR || !fly_atom_takes(atom, in->code))
     return fly_err(I, a->node[1], "%s does not multiply %s", atom->name, fly_type_str(&I->A, in));
   if (acc->kind != FLY_TY_SCALAR || acc->code != atom->acc)
     return fly_err(I, a->node[2], "%s accumulates in %s, not %s", atom->name,
@@ -832,7 +790,7 @@ typedef struct MmaOperand {
 } MmaOperand;
 
 static MmaOperand mma_operand(FlyInterp *I, const FlyObject *mma, char operand) {
-  const FlyAtomInfo *atom = mma->base->object.atom;
+  const FlyAtom *atom = mma->base->object.atom;
   const FlyTuple *shape = mma->layout->shape;
   int64_t wm = 1, wn = 1;
   if (shape->kind == FLY_TUPLE_SEQ) {

@@ -26,12 +26,17 @@ static const char *const feature_docs[] = {
 #undef X
 };
 static const char *const mma_names[] = {
-#define X(id, name, doc) name,
+#define X(id, vendor, name, doc) name,
     FLY_MMA_FAMILIES(X)
 #undef X
 };
 static const char *const mma_docs[] = {
-#define X(id, name, doc) doc,
+#define X(id, vendor, name, doc) doc,
+    FLY_MMA_FAMILIES(X)
+#undef X
+};
+static const FlyVendor mma_vendors[] = {
+#define X(id, vendor, name, doc) FLY_VENDOR_##vendor,
     FLY_MMA_FAMILIES(X)
 #undef X
 };
@@ -122,3 +127,4 @@ int fly_feature_find(const char *name, unsigned len) {
 
 const char *fly_mma_family_name(FlyMmaFamily f) { return mma_names[f]; }
 const char *fly_mma_family_doc(FlyMmaFamily f) { return mma_docs[f]; }
+FlyVendor fly_mma_family_vendor(FlyMmaFamily f) { return mma_vendors[f]; }

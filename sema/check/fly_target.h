@@ -20,13 +20,13 @@ typedef enum FlyVendor {
 
 /* The families of matrix instructions (an MMA atom belongs to one). */
 #define FLY_MMA_FAMILIES(X)                                                                        \
-  X(NV_MMA_SYNC, "mma.sync", "warp-level mma.sync (Ampere and later)")                             \
-  X(NV_WGMMA, "wgmma", "warpgroup wgmma.mma_async (sm_90a)")                                       \
-  X(AMD_MFMA, "mfma", "matrix fused multiply-add (CDNA)")                                          \
-  X(AMD_WMMA, "wmma", "wave matrix multiply-accumulate (RDNA)")
+  X(NV_MMA_SYNC, NVIDIA, "mma.sync", "warp-level mma.sync (Ampere and later)")                     \
+  X(NV_WGMMA, NVIDIA, "wgmma", "warpgroup wgmma.mma_async (sm_90a)")                               \
+  X(AMD_MFMA, AMD, "mfma", "matrix fused multiply-add (CDNA)")                                     \
+  X(AMD_WMMA, AMD, "wmma", "wave matrix multiply-accumulate (RDNA)")
 
 typedef enum FlyMmaFamily {
-#define X(id, name, doc) FLY_MMA_##id,
+#define X(id, vendor, name, doc) FLY_MMA_##id,
   FLY_MMA_FAMILIES(X)
 #undef X
       FLY_MMA_FAMILY_COUNT
@@ -104,6 +104,7 @@ const char *fly_feature_doc(FlyFeature f);
 int fly_feature_find(const char *name, unsigned len);
 const char *fly_mma_family_name(FlyMmaFamily f);
 const char *fly_mma_family_doc(FlyMmaFamily f);
+FlyVendor fly_mma_family_vendor(FlyMmaFamily f);
 /* The targets that have feature f (or MMA family m), "sm_90, sm_90a", for
    messages that say what would work; "" when none. */
 const char *fly_targets_with_feature(FlyFeature f);

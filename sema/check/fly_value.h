@@ -105,13 +105,13 @@ typedef enum FlyObjectKind {
   FLY_OBJ_RANGE,      /* range(lo, hi, step) or range_const(n) */
 } FlyObjectKind;
 
-typedef struct FlyAtomInfo FlyAtomInfo; /* fly_builtins_data.c */
+typedef struct FlyAtom FlyAtom;         /* fly_atom.h */
 typedef struct FlyTvLayout FlyTvLayout; /* fly_layout_tv.h */
 
 typedef struct FlyObject {
   FlyObjectKind kind;
   const char *name;             /* INDEX3, NAMESPACE, ATOM_NAME: its name */
-  const FlyAtomInfo *atom;      /* ATOM_NAME, MMA_ATOM */
+  const FlyAtom *atom;          /* ATOM_NAME, MMA_ATOM, COPY_ATOM */
   int bits;                     /* UNIVERSAL, COPY_ATOM */
   const FlyType *elem, *acc;    /* COPY_ATOM: elem; MMA_ATOM: operand and accumulator */
   const FlyVal *base;           /* TILED_*: the atom; THR_*: the tiled value */

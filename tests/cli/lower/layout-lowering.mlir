@@ -80,14 +80,14 @@ module attributes {gpu.container_module} {
       %11 = arith.index_cast %thread_id_x : index to i32
       %c4_i32 = arith.constant 4 : i32
       %12 = arith.muli %arg3, %c4_i32 : i32
-      %13 = "fly.make_tiled_copy"() : () -> !fly.tiled_copy<"universal<32>", f32, "((8,4),1):((4,1),0)", "(4,8)">
-      %14 = "fly.partition_s"(%13, %11, %8, %12) : (!fly.tiled_copy<"universal<32>", f32, "((8,4),1):((4,1),0)", "(4,8)">, i32, !fly.memref<f32, "global", "(32,8):(?,1)">, i32) -> !fly.memref<f32, "global", "(1,8,1):(0,?,0)">
+      %13 = "fly.make_tiled_copy"() {atom = "universal", bits = 32 : i64, elem = f32, tv = "((8,4),1):((4,1),0)", tile = "(4,8)"} : () -> !fly.tiled_copy
+      %14 = "fly.partition_s"(%13, %11, %8, %12) : (!fly.tiled_copy, i32, !fly.memref<f32, "global", "(32,8):(?,1)">, i32) -> !fly.memref<f32, "global", "(1,8,1):(0,?,0)">
       %thread_id_x_1 = gpu.thread_id  x
       %15 = arith.index_cast %thread_id_x_1 : index to i32
-      %16 = "fly.make_tiled_copy"() : () -> !fly.tiled_copy<"universal<32>", f32, "((8,4),1):((4,1),0)", "(4,8)">
-      %17 = "fly.partition_d"(%16, %15, %9) : (!fly.tiled_copy<"universal<32>", f32, "((8,4),1):((4,1),0)", "(4,8)">, i32, !fly.memref<f32, "shared", "(32,8):(1,33)">) -> !fly.memref<f32, "shared", "(1,8,1):(0,4,0)">
-      %18 = "fly.make_tiled_copy"() : () -> !fly.tiled_copy<"universal<32>", f32, "((8,4),1):((4,1),0)", "(4,8)">
-      "fly.copy"(%18, %14, %17) : (!fly.tiled_copy<"universal<32>", f32, "((8,4),1):((4,1),0)", "(4,8)">, !fly.memref<f32, "global", "(1,8,1):(0,?,0)">, !fly.memref<f32, "shared", "(1,8,1):(0,4,0)">) -> ()
+      %16 = "fly.make_tiled_copy"() {atom = "universal", bits = 32 : i64, elem = f32, tv = "((8,4),1):((4,1),0)", tile = "(4,8)"} : () -> !fly.tiled_copy
+      %17 = "fly.partition_d"(%16, %15, %9) : (!fly.tiled_copy, i32, !fly.memref<f32, "shared", "(32,8):(1,33)">) -> !fly.memref<f32, "shared", "(1,8,1):(0,4,0)">
+      %18 = "fly.make_tiled_copy"() {atom = "universal", bits = 32 : i64, elem = f32, tv = "((8,4),1):((4,1),0)", tile = "(4,8)"} : () -> !fly.tiled_copy
+      "fly.copy"(%18, %14, %17) : (!fly.tiled_copy, !fly.memref<f32, "global", "(1,8,1):(0,?,0)">, !fly.memref<f32, "shared", "(1,8,1):(0,4,0)">) -> ()
       %19 = "fly.make_int_tuple"(%arg4) {value = "(?,3)"} : (i32) -> !fly.int_tuple<"(?,3)">
       %20 = "fly.make_int_tuple"() {value = "(4,8)"} : () -> !fly.int_tuple<"(4,8)">
       %21 = "fly.make_int_tuple"() {value = "(8,1)"} : () -> !fly.int_tuple<"(8,1)">
