@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_interp.h"
 #include "fly_strbuf.h"
 #include "fly_trace_internal.h"
 

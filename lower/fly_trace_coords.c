@@ -3,7 +3,6 @@
  * fly.idx2crd. Their arithmetic is left to the layout lowering. */
 #include <string.h>
 
-#include "fly_interp.h"
 #include "fly_layout.h"
 #include "fly_strbuf.h"
 #include "fly_trace_internal.h"

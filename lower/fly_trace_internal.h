@@ -76,9 +76,9 @@ bool fly_trace_idx2crd(FlyTrace *t, FlyVal *result, const FlyVal *const *args, c
 
 /* ---- fly_trace_ops.c --------------------------------------------------------------------- */
 
-bool fly_trace_value_op(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
+bool fly_trace_value_op(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyVal *const *args,
                         const FlyNode *at);
-bool fly_trace_effect_op(void *ctx, const char *op, int n, const FlyVal *const *args,
+bool fly_trace_effect_op(void *ctx, FlyOpcode op, int n, const FlyVal *const *args,
                          const FlyNode *at);
 
 #endif

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "fly_atom.h"
-#include "fly_interp.h"
 #include "fly_layout_tv.h"
 #include "fly_strbuf.h"
 #include "fly_trace_internal.h"
@@ -61,17 +60,21 @@ static const FlyType *operand_type(const FlyVal *a, const FlyVal *b, const FlyTy
 
 /* ---- arithmetic ---------------------------------------------------------------------------- */
 
-static int cmp_predicate(const char *op, bool is_float) {
-  static const char *const ops[] = {"==", "!=", "<", "<=", ">", ">="};
-  static const int ipred[] = {0, 1, 2, 3, 4, 5};  /* eq ne slt sle sgt sge */
-  static const int fpred[] = {1, 13, 4, 5, 2, 3}; /* oeq une olt ole ogt oge */
-  for (int i = 0; i < 6; i++)
-    if (strcmp(op, ops[i]) == 0)
-      return is_float ? fpred[i] : ipred[i];
+/* arith's predicate for a comparison opcode, or -1. */
+static int cmp_predicate(FlyOpcode op, bool is_float) {
+  /* eq ne slt sle sgt sge; oeq une olt ole ogt oge */
+  static const struct {
+    FlyOpcode op;
+    int ipred, fpred;
+  } table[] = {{FLY_OPCODE_EQ, 0, 1}, {FLY_OPCODE_NE, 1, 13}, {FLY_OPCODE_LT, 2, 4},
+               {FLY_OPCODE_LE, 3, 5}, {FLY_OPCODE_GT, 4, 2},  {FLY_OPCODE_GE, 5, 3}};
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (table[i].op == op)
+      return is_float ? table[i].fpred : table[i].ipred;
   return -1;
 }
 
-static bool binary(Op *o, const char *op) {
+static bool binary(Op *o, FlyOpcode op) {
   FlyTrace *t = o->t;
   const FlyVal *a = o->args[0], *b = o->args[1];
   const FlyType *ty = operand_type(a, b, o->result->type);
@@ -86,35 +89,37 @@ static bool binary(Op *o, const char *op) {
     return set_result(o, op1(o, fl ? "arith.cmpf" : "arith.cmpi", rt, 2, v, 1, &p));
   }
   static const struct {
-    const char *op, *i, *f;
+    FlyOpcode op;
+    const char *i, *f;
   } table[] = {
-      {"+", "arith.addi", "arith.addf"},  {"-", "arith.subi", "arith.subf"},
-      {"*", "arith.muli", "arith.mulf"},  {"/", "arith.divsi", "arith.divf"},
-      {"%", "arith.remsi", "arith.remf"}, {"<<", "arith.shli", NULL},
-      {">>", "arith.shrsi", NULL},        {"&", "arith.andi", NULL},
-      {"|", "arith.ori", NULL},           {"^", "arith.xori", NULL},
-      {"&&", "arith.andi", NULL},         {"||", "arith.ori", NULL},
+      {FLY_OPCODE_ADD, "arith.addi", "arith.addf"},  {FLY_OPCODE_SUB, "arith.subi", "arith.subf"},
+      {FLY_OPCODE_MUL, "arith.muli", "arith.mulf"},  {FLY_OPCODE_DIV, "arith.divsi", "arith.divf"},
+      {FLY_OPCODE_MOD, "arith.remsi", "arith.remf"}, {FLY_OPCODE_SHL, "arith.shli", NULL},
+      {FLY_OPCODE_SHR, "arith.shrsi", NULL},         {FLY_OPCODE_BITAND, "arith.andi", NULL},
+      {FLY_OPCODE_BITOR, "arith.ori", NULL},         {FLY_OPCODE_BITXOR, "arith.xori", NULL},
+      {FLY_OPCODE_AND, "arith.andi", NULL},          {FLY_OPCODE_OR, "arith.ori", NULL},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (strcmp(op, table[i].op) == 0) {
+    if (table[i].op == op) {
       const char *name = fl ? table[i].f : table[i].i;
       if (!name)
         break;
       return set_result(o, op1(o, name, rt, 2, v, 0, NULL));
     }
-  return fly_trace_error(t, o->at, "internal error: no code for the operator '%s'", op);
+  return fly_trace_error(t, o->at, "internal error: no code for the operator '%s'",
+                         fly_opcode_name(op));
 }
 
-static bool unary(Op *o, const char *op) {
+static bool unary(Op *o, FlyOpcode op) {
   FlyTrace *t = o->t;
   const FlyType *ty = o->result->type;
   MlirValue x = fly_trace_value(t, o->args[0], ty);
   if (mlirValueIsNull(x))
     return false;
   MlirType rt = fly_trace_type(t, ty);
-  if (strcmp(op, "-") == 0 && fly_type_is_float(scalar_of(ty)))
+  if (op == FLY_OPCODE_NEG && fly_type_is_float(scalar_of(ty)))
     return set_result(o, op1(o, "arith.negf", rt, 1, &x, 0, NULL));
-  if (strcmp(op, "-") == 0) {
+  if (op == FLY_OPCODE_NEG) {
     MlirValue v[2] = {fly_trace_constant(t, ty, 0, 0), x};
     return set_result(o, op1(o, "arith.subi", rt, 2, v, 0, NULL));
   }
@@ -202,31 +207,24 @@ static bool vec(Op *o) {
 
 /* ---- GPU ----------------------------------------------------------------------------------- */
 
-static bool gpu_index(Op *o, const char *op) {
+/* thread_idx, block_idx, block_dim and grid_dim (their argument is the
+   dimension, 0 to 2) and lane. */
+static bool gpu_index(Op *o, FlyOpcode op) {
   FlyTrace *t = o->t;
-  static const struct {
-    const char *fly, *gpu;
-  } table[] = {{"thread_idx", "gpu.thread_id"},
-               {"block_idx", "gpu.block_id"},
-               {"block_dim", "gpu.block_dim"},
-               {"grid_dim", "gpu.grid_dim"}};
   MlirType index = mlirIndexTypeGet(t->m->ctx);
-  MlirValue id = {NULL};
-  if (strcmp(op, "lane") == 0) {
+  MlirValue id;
+  if (op == FLY_OPCODE_LANE) {
     id = op1(o, "gpu.lane_id", index, 0, NULL, 0, NULL);
   } else {
-    const char *dot = strchr(op, '.');
-    for (size_t i = 0; dot && i < sizeof table / sizeof table[0]; i++)
-      if (strncmp(op, table[i].fly, (size_t)(dot - op)) == 0 &&
-          strlen(table[i].fly) == (size_t)(dot - op)) {
-        char dim[32];
-        snprintf(dim, sizeof dim, "#gpu<dim %c>", dot[1]);
-        MlirNamedAttribute a = parsed_attr(t, "dimension", dim);
-        id = op1(o, table[i].gpu, index, 0, NULL, 1, &a);
-      }
+    const char *name = op == FLY_OPCODE_THREAD_IDX  ? "gpu.thread_id"
+                       : op == FLY_OPCODE_BLOCK_IDX ? "gpu.block_id"
+                       : op == FLY_OPCODE_BLOCK_DIM ? "gpu.block_dim"
+                                                    : "gpu.grid_dim";
+    char dim[32];
+    snprintf(dim, sizeof dim, "#gpu<dim %c>", (char)('x' + o->args[0]->i));
+    MlirNamedAttribute a = parsed_attr(t, "dimension", dim);
+    id = op1(o, name, index, 0, NULL, 1, &a);
   }
-  if (mlirValueIsNull(id))
-    return fly_trace_error(t, o->at, "internal error: no code for '%s'", op);
   return set_result(o,
                     op1(o, "arith.index_cast", mlirIntegerTypeGet(t->m->ctx, 32), 1, &id, 0, NULL));
 }
@@ -248,26 +246,27 @@ static bool shuffle(Op *o) {
 
 /* ---- math ---------------------------------------------------------------------------------- */
 
-static bool math(Op *o, const char *op) {
+static bool math(Op *o, FlyOpcode op) {
   FlyTrace *t = o->t;
   const FlyType *ty = o->result->type;
   bool fl = fly_type_is_float(scalar_of(ty));
   static const struct {
-    const char *op, *f, *i;
+    FlyOpcode op;
+    const char *f, *i;
   } table[] = {
-      {"exp", "math.exp", NULL},
-      {"exp2", "math.exp2", NULL},
-      {"log", "math.log", NULL},
-      {"log2", "math.log2", NULL},
-      {"sqrt", "math.sqrt", NULL},
-      {"rsqrt", "math.rsqrt", NULL},
-      {"abs", "math.absf", "math.absi"},
-      {"fma", "math.fma", NULL},
-      {"max", "arith.maxnumf", "arith.maxsi"},
-      {"min", "arith.minnumf", "arith.minsi"},
+      {FLY_OPCODE_EXP, "math.exp", NULL},
+      {FLY_OPCODE_EXP2, "math.exp2", NULL},
+      {FLY_OPCODE_LOG, "math.log", NULL},
+      {FLY_OPCODE_LOG2, "math.log2", NULL},
+      {FLY_OPCODE_SQRT, "math.sqrt", NULL},
+      {FLY_OPCODE_RSQRT, "math.rsqrt", NULL},
+      {FLY_OPCODE_ABS, "math.absf", "math.absi"},
+      {FLY_OPCODE_FMA, "math.fma", NULL},
+      {FLY_OPCODE_MAX, "arith.maxnumf", "arith.maxsi"},
+      {FLY_OPCODE_MIN, "arith.minnumf", "arith.minsi"},
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-    if (strcmp(op, table[i].op) != 0)
+    if (table[i].op != op)
       continue;
     const char *name = fl ? table[i].f : table[i].i;
     if (!name)
@@ -278,7 +277,7 @@ static bool math(Op *o, const char *op) {
         return false;
     return set_result(o, op1(o, name, fly_trace_type(t, ty), o->n, v, 0, NULL));
   }
-  return fly_trace_error(t, o->at, "internal error: no code for '%s' of %s", op,
+  return fly_trace_error(t, o->at, "internal error: no code for '%s' of %s", fly_opcode_name(op),
                          fly_type_str(&t->A, ty));
 }
 
@@ -312,18 +311,6 @@ static bool size(Op *o) {
 }
 
 /* ---- tensors --------------------------------------------------------------------------------- */
-
-static const char *lower_name(FlyTrace *t, const char *prefix, const char *op) {
-  char *s = fly_alloc(&t->A, strlen(prefix) + strlen(op) + 1);
-  if (!s)
-    return "fly.invalid";
-  strcpy(s, prefix);
-  char *d = s + strlen(prefix);
-  for (const char *c = op; *c; c++)
-    *d++ = (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : *c;
-  *d = 0;
-  return s;
-}
 
 /* The result tensor's memref, made by a Fly operation. */
 static bool tensor_result(Op *o, const char *name, int n, const MlirValue *v, int nattr,
@@ -376,12 +363,12 @@ static bool slice(Op *o) {
   return view_result(o, "fly.slice", 1 + n, v, 1, &a);
 }
 
-static bool divide(Op *o, const char *op) {
+static bool divide(Op *o, const char *name) {
   FlyTrace *t = o->t;
   MlirValue src = fly_trace_handle(t, o->args[0]);
   char *tiler = fly_val_str_canonical(&t->A, o->args[1]);
   MlirNamedAttribute a = fly_mlir_named(t->m, "tiler", fly_mlir_str_attr(t->m, tiler ? tiler : ""));
-  return view_result(o, lower_name(t, "fly.", op), 1, &src, 1, &a);
+  return view_result(o, name, 1, &src, 1, &a);
 }
 
 /* ---- atoms ---------------------------------------------------------------------------------- */
@@ -436,18 +423,19 @@ static MlirValue atom_value(Op *o, const FlyVal *v) {
   return op1(o, make, fly_mlir_type(t->m, type), 0, NULL, n, a);
 }
 
-/* partition_S/D and partition_A/B/C and their fragments: (tiled, thread, tensor). */
-static bool partition(Op *o, const char *op) {
+/* partition_S/D and partition_A/B/C and their fragments: (tiled, thread,
+   tensor). A fragment is a new tensor, the others views. */
+static bool partition(Op *o, const char *name, bool fragment) {
   FlyTrace *t = o->t;
   const FlyVal *thr = o->args[0];
   MlirValue v[3] = {atom_value(o, thr),
                     fly_trace_value(t, thr->object.thread, fly_type_scalar(FLY_TYPE_I32)),
                     fly_trace_handle(t, o->args[1])};
   if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]) || mlirValueIsNull(v[2]))
-    return fly_trace_error(t, o->at, "internal error: the operands of %s have no code", op);
-  if (strstr(op, "fragment"))
-    return tensor_result(o, lower_name(t, "fly.", op), 3, v, 0, NULL);
-  return view_result(o, lower_name(t, "fly.", op), 3, v, 0, NULL);
+    return fly_trace_error(t, o->at, "internal error: the operands of %s have no code", name);
+  if (fragment)
+    return tensor_result(o, name, 3, v, 0, NULL);
+  return view_result(o, name, 3, v, 0, NULL);
 }
 
 static bool gemm(Op *o) {
@@ -459,60 +447,6 @@ static bool gemm(Op *o) {
     if (mlirValueIsNull(v[i]))
       return fly_trace_error(t, o->at, "internal error: the operands of gemm have no code");
   return set_result(o, op1(o, "fly.gemm", fly_trace_type(t, o->result->type), 4, v, 0, NULL));
-}
-
-/* ---- dispatch ---------------------------------------------------------------------------------
- */
-
-bool fly_trace_value_op(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
-                        const FlyNode *at) {
-  FlyTrace *t = ctx;
-  if (at)
-    fly_trace_loc(t, at);
-  Op o = {t, result, n, args, at};
-  if (n == 2 && strchr("+-*/%<>&|^=!", op[0]))
-    return binary(&o, op);
-  if (n == 1 && (strcmp(op, "-") == 0 || strcmp(op, "!") == 0 || strcmp(op, "~") == 0))
-    return unary(&o, op);
-  if (strcmp(op, "convert") == 0)
-    return convert(&o);
-  if (strcmp(op, "vec") == 0)
-    return vec(&o);
-  if (strcmp(op, "lane") == 0 || strchr(op, '.'))
-    return gpu_index(&o, op);
-  if (strcmp(op, "shuffle") == 0)
-    return shuffle(&o);
-  if (strcmp(op, "size") == 0)
-    return size(&o);
-  if (strcmp(op, "zeros_like") == 0) {
-    MlirValue z = fly_trace_constant(t, result->type, 0, 0);
-    return set_result(&o, z);
-  }
-  if (strcmp(op, "slice") == 0)
-    return slice(&o);
-  if (strstr(op, "_divide"))
-    return divide(&o, op);
-  if (strcmp(op, "smem") == 0 || strcmp(op, "rmem") == 0)
-    return tensor_result(&o, op[0] == 's' ? "fly.alloc_smem" : "fly.alloc_reg", 0, NULL, 0, NULL);
-  if (strncmp(op, "partition_", 10) == 0)
-    return partition(&o, op);
-  if (strcmp(op, "load") == 0) {
-    MlirValue src = fly_trace_handle(t, args[0]);
-    return set_result(&o, op1(&o, "fly.load", fly_trace_type(t, result->type), 1, &src, 0, NULL));
-  }
-  if (strcmp(op, "atomic_add") == 0) {
-    MlirValue v[2] = {fly_trace_handle(t, args[0]),
-                      fly_trace_value(t, args[1], args[0]->tensor.elem)};
-    return set_result(&o,
-                      op1(&o, "fly.atomic_add", fly_trace_type(t, result->type), 2, v, 0, NULL));
-  }
-  if (strcmp(op, "gemm") == 0)
-    return gemm(&o);
-  if (strcmp(op, "crd2idx") == 0)
-    return fly_trace_crd2idx(t, result, args, at);
-  if (strcmp(op, "idx2crd") == 0)
-    return fly_trace_idx2crd(t, result, args, at);
-  return math(&o, op);
 }
 
 static bool printf_op(Op *o) {
@@ -555,36 +489,168 @@ static bool printf_op(Op *o) {
   return true;
 }
 
-bool fly_trace_effect_op(void *ctx, const char *op, int n, const FlyVal *const *args,
+static bool store(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyVal *dst = o->args[0], *x = o->args[1];
+  MlirValue v[2] = {fly_trace_value(t, x, x->kind == FLY_V_RUNTIME ? NULL : dst->tensor.elem),
+                    fly_trace_handle(t, dst)};
+  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
+    return false;
+  fly_mlir_op(t->m, t->ip, t->loc, "fly.store", 0, NULL, 2, v, 0, NULL, 0, NULL);
+  return true;
+}
+
+static bool copy(Op *o) {
+  FlyTrace *t = o->t;
+  MlirValue v[3] = {atom_value(o, o->args[0]), fly_trace_handle(t, o->args[1]),
+                    fly_trace_handle(t, o->args[2])};
+  for (int i = 0; i < 3; i++)
+    if (mlirValueIsNull(v[i]))
+      return fly_trace_error(t, o->at, "internal error: the operands of copy have no code");
+  fly_mlir_op(t->m, t->ip, t->loc, "fly.copy", 0, NULL, 3, v, 0, NULL, 0, NULL);
+  return true;
+}
+
+static bool load(Op *o) {
+  FlyTrace *t = o->t;
+  MlirValue src = fly_trace_handle(t, o->args[0]);
+  return set_result(o, op1(o, "fly.load", fly_trace_type(t, o->result->type), 1, &src, 0, NULL));
+}
+
+static bool atomic_add(Op *o) {
+  FlyTrace *t = o->t;
+  MlirValue v[2] = {fly_trace_handle(t, o->args[0]),
+                    fly_trace_value(t, o->args[1], o->args[0]->tensor.elem)};
+  return set_result(o, op1(o, "fly.atomic_add", fly_trace_type(t, o->result->type), 2, v, 0, NULL));
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------------
+ */
+
+/* Every opcode of fly_ops.def has its case: a new one fails the build
+   here (-Wswitch) until it is given its code. */
+static bool trace(Op *o, FlyOpcode op) {
+  FlyTrace *t = o->t;
+  switch (op) {
+  case FLY_OPCODE_ADD:
+  case FLY_OPCODE_SUB:
+  case FLY_OPCODE_MUL:
+  case FLY_OPCODE_DIV:
+  case FLY_OPCODE_MOD:
+  case FLY_OPCODE_SHL:
+  case FLY_OPCODE_SHR:
+  case FLY_OPCODE_BITAND:
+  case FLY_OPCODE_BITOR:
+  case FLY_OPCODE_BITXOR:
+  case FLY_OPCODE_AND:
+  case FLY_OPCODE_OR:
+  case FLY_OPCODE_EQ:
+  case FLY_OPCODE_NE:
+  case FLY_OPCODE_LT:
+  case FLY_OPCODE_LE:
+  case FLY_OPCODE_GT:
+  case FLY_OPCODE_GE:
+    return binary(o, op);
+  case FLY_OPCODE_NEG:
+  case FLY_OPCODE_NOT:
+  case FLY_OPCODE_BITNOT:
+    return unary(o, op);
+  case FLY_OPCODE_CONVERT:
+    return convert(o);
+  case FLY_OPCODE_VEC:
+    return vec(o);
+  case FLY_OPCODE_THREAD_IDX:
+  case FLY_OPCODE_BLOCK_IDX:
+  case FLY_OPCODE_BLOCK_DIM:
+  case FLY_OPCODE_GRID_DIM:
+  case FLY_OPCODE_LANE:
+    return gpu_index(o, op);
+  case FLY_OPCODE_SHUFFLE:
+    return shuffle(o);
+  case FLY_OPCODE_SIZE:
+    return size(o);
+  case FLY_OPCODE_ZEROS_LIKE:
+    return set_result(o, fly_trace_constant(t, o->result->type, 0, 0));
+  case FLY_OPCODE_INDEX:
+    return slice(o);
+  case FLY_OPCODE_LOGICAL_DIVIDE:
+    return divide(o, "fly.logical_divide");
+  case FLY_OPCODE_ZIPPED_DIVIDE:
+    return divide(o, "fly.zipped_divide");
+  case FLY_OPCODE_TILED_DIVIDE:
+    return divide(o, "fly.tiled_divide");
+  case FLY_OPCODE_FLAT_DIVIDE:
+    return divide(o, "fly.flat_divide");
+  case FLY_OPCODE_SMEM:
+    return tensor_result(o, "fly.alloc_smem", 0, NULL, 0, NULL);
+  case FLY_OPCODE_RMEM:
+    return tensor_result(o, "fly.alloc_reg", 0, NULL, 0, NULL);
+  case FLY_OPCODE_PARTITION_S:
+    return partition(o, "fly.partition_s", false);
+  case FLY_OPCODE_PARTITION_D:
+    return partition(o, "fly.partition_d", false);
+  case FLY_OPCODE_PARTITION_A:
+    return partition(o, "fly.partition_a", false);
+  case FLY_OPCODE_PARTITION_B:
+    return partition(o, "fly.partition_b", false);
+  case FLY_OPCODE_PARTITION_C:
+    return partition(o, "fly.partition_c", false);
+  case FLY_OPCODE_PARTITION_FRAGMENT_A:
+    return partition(o, "fly.partition_fragment_a", true);
+  case FLY_OPCODE_PARTITION_FRAGMENT_B:
+    return partition(o, "fly.partition_fragment_b", true);
+  case FLY_OPCODE_PARTITION_FRAGMENT_C:
+    return partition(o, "fly.partition_fragment_c", true);
+  case FLY_OPCODE_LOAD:
+    return load(o);
+  case FLY_OPCODE_ATOMIC_ADD:
+    return atomic_add(o);
+  case FLY_OPCODE_GEMM:
+    return gemm(o);
+  case FLY_OPCODE_CRD2IDX:
+    return fly_trace_crd2idx(t, o->result, o->args, o->at);
+  case FLY_OPCODE_IDX2CRD:
+    return fly_trace_idx2crd(t, o->result, o->args, o->at);
+  case FLY_OPCODE_EXP:
+  case FLY_OPCODE_EXP2:
+  case FLY_OPCODE_LOG:
+  case FLY_OPCODE_LOG2:
+  case FLY_OPCODE_SQRT:
+  case FLY_OPCODE_RSQRT:
+  case FLY_OPCODE_ABS:
+  case FLY_OPCODE_FMA:
+  case FLY_OPCODE_MIN:
+  case FLY_OPCODE_MAX:
+    return math(o, op);
+  case FLY_OPCODE_BARRIER:
+    fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
+    return true;
+  case FLY_OPCODE_STORE:
+    return store(o);
+  case FLY_OPCODE_COPY:
+    return copy(o);
+  case FLY_OPCODE_PRINTF:
+    return printf_op(o);
+  case FLY_OPCODE_COUNT:
+    break;
+  }
+  return fly_trace_error(t, o->at, "internal error: no code for '%s'", fly_opcode_name(op));
+}
+
+bool fly_trace_value_op(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyVal *const *args,
+                        const FlyNode *at) {
+  FlyTrace *t = ctx;
+  if (at)
+    fly_trace_loc(t, at);
+  Op o = {t, result, n, args, at};
+  return trace(&o, op);
+}
+
+bool fly_trace_effect_op(void *ctx, FlyOpcode op, int n, const FlyVal *const *args,
                          const FlyNode *at) {
   FlyTrace *t = ctx;
   if (at)
     fly_trace_loc(t, at);
   Op o = {t, NULL, n, args, at};
-  if (strcmp(op, "barrier") == 0) {
-    fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
-    return true;
-  }
-  if (strcmp(op, "store") == 0) {
-    const FlyVal *dst = args[0];
-    MlirValue v[2] = {
-        fly_trace_value(t, args[1], args[1]->kind == FLY_V_RUNTIME ? NULL : dst->tensor.elem),
-        fly_trace_handle(t, dst)};
-    if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
-      return false;
-    fly_mlir_op(t->m, t->ip, t->loc, "fly.store", 0, NULL, 2, v, 0, NULL, 0, NULL);
-    return true;
-  }
-  if (strcmp(op, "copy") == 0) {
-    MlirValue v[3] = {atom_value(&o, args[0]), fly_trace_handle(t, args[1]),
-                      fly_trace_handle(t, args[2])};
-    for (int i = 0; i < 3; i++)
-      if (mlirValueIsNull(v[i]))
-        return fly_trace_error(t, at, "internal error: the operands of copy have no code");
-    fly_mlir_op(t->m, t->ip, t->loc, "fly.copy", 0, NULL, 3, v, 0, NULL, 0, NULL);
-    return true;
-  }
-  if (strcmp(op, "printf") == 0)
-    return printf_op(&o);
-  return fly_trace_error(t, at, "internal error: no code for '%s'", op);
+  return trace(&o, op);
 }

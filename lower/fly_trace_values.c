@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fly_interp.h"
 #include "fly_strbuf.h"
 #include "fly_trace_internal.h"
 #include "mlir-c/BuiltinAttributes.h"

@@ -64,31 +64,26 @@
 (defconst fly-type-constructors '("vec" "tensor" "smem" "rmem")
   "The type constructors of Fly, always followed by `<' arguments `>'.")
 
+;; BEGIN flyc vocabulary (editors/update-words.py writes these forms)
 (defconst fly-builtin-values
-  '("target" "warp_size" "thread_idx" "block_idx" "block_dim" "grid_dim"
-    "lane" "nv" "amd")
+  '("target" "warp_size" "thread_idx" "block_idx" "block_dim" "grid_dim" "lane" "nv" "amd")
   "The builtin names of Fly that are values rather than functions.")
 
 (defconst fly-builtin-functions
-  '(;; The layout algebra.
-    "size" "cosize" "rank" "depth" "shape" "stride" "get" "select" "group"
-    "append" "prepend" "zip" "flatten" "crd2idx" "idx2crd" "slice" "dice"
-    "coalesce" "filter" "composition" "complement" "right_inverse"
-    "left_inverse" "logical_divide" "zipped_divide" "tiled_divide"
-    "flat_divide" "logical_product" "zipped_product" "tiled_product"
-    "flat_product" "blocked_product" "raked_product" "recast" "swizzle"
-    "make_layout" "make_ordered_layout" "make_row_major" "max_common_vector"
-    "max_common_layout" "tv_layout"
-    ;; Iteration, arithmetic and math.
-    "range" "range_const" "ceil_div" "min" "max" "exp" "exp2" "log" "log2"
-    "sqrt" "rsqrt" "abs" "fma" "sizeof_bits"
-    ;; The GPU, data movement and MMA.
-    "barrier" "shuffle" "atomic_add" "printf" "load" "store" "zeros_like"
-    "universal" "copy_atom" "mma_atom" "tiled_copy" "tiled_mma"
+  '("size" "cosize" "rank" "depth" "shape" "stride" "get" "select" "group" "append" "prepend"
+    "zip" "flatten" "crd2idx" "idx2crd" "slice" "dice" "coalesce" "filter" "composition"
+    "complement" "right_inverse" "left_inverse" "logical_divide" "zipped_divide"
+    "tiled_divide" "flat_divide" "logical_product" "zipped_product" "tiled_product"
+    "flat_product" "blocked_product" "raked_product" "recast" "swizzle" "make_layout"
+    "make_ordered_layout" "make_row_major" "max_common_vector" "max_common_layout"
+    "tv_layout" "range" "range_const" "ceil_div" "min" "max" "exp" "exp2" "log" "log2" "sqrt"
+    "rsqrt" "abs" "fma" "sizeof_bits" "barrier" "shuffle" "atomic_add" "printf" "load" "store"
+    "zeros_like" "universal" "copy_atom" "mma_atom" "tiled_copy" "tiled_mma"
     "partition_S" "partition_D" "partition_A" "partition_B" "partition_C"
-    "partition_fragment_A" "partition_fragment_B" "partition_fragment_C"
-    "retile" "copy" "gemm")
+    "partition_fragment_A" "partition_fragment_B" "partition_fragment_C" "retile"
+    "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
+;; END flyc vocabulary
 
 (defconst fly-launch-fields '("grid" "block" "shared")
   "The fields a `launch' block sets.")

@@ -6,58 +6,62 @@
 #include "fly_atom.h"
 #include "fly_builtins.h"
 
-static const FlyBuiltin *const tables[] = {fly_algebra_builtins, fly_gpu_builtins,
-                                           fly_data_builtins};
+/* The rows of fly_ops.def: builtin functions first, then values, then
+   types, in the table's order; a FlyBuiltinId is an index of the first
+   part. */
+static const FlyBuiltinInfo infos[] = {
+#define FLY_BUILTIN(id, name, min, max, group, usage, doc)                                         \
+  {#name, FLY_WORD_FUNCTION, FLY_GROUP_##group, usage, doc, false},
+#define FLY_BUILTIN_OP(id, name, min, max, group, usage, doc)                                      \
+  {#name, FLY_WORD_FUNCTION, FLY_GROUP_##group, usage, doc, true},
+#include "fly_ops.def"
+#define FLY_VALUE(id, name, group, doc)                                                            \
+  {#name, FLY_WORD_VALUE, FLY_GROUP_##group, #name, doc, false},
+#include "fly_ops.def"
+#define FLY_TYPE_NAME(id, name, code, doc)                                                         \
+  {#name, FLY_WORD_TYPE, FLY_GROUP_TYPES, #name, doc, false},
+#include "fly_ops.def"
+};
+enum { NINFOS = sizeof infos / sizeof infos[0] };
+
+/* Each function's bounds on its arguments and its body, by FlyBuiltinId. */
+static const struct {
+  int min_args, max_args; /* max -1: any number */
+  FlyBuiltinFn fn;
+} functions[] = {
+#define FLY_BUILTIN(id, name, min, max, ...) {min, max, fly_builtin_##name},
+#define FLY_BUILTIN_OP FLY_BUILTIN
+#include "fly_ops.def"
+};
+
+static const FlyTypeCode type_codes[] = {
+#define FLY_TYPE_NAME(id, name, code, doc) code,
+#include "fly_ops.def"
+};
+
+static const char *const group_titles[] = {
+#define X(id, title) title,
+    FLY_GROUPS(X)
+#undef X
+};
+
+const FlyBuiltinInfo *fly_builtin_info_at(int i) { return i >= 0 && i < NINFOS ? &infos[i] : NULL; }
+const char *fly_group_title(FlyGroup g) { return group_titles[g]; }
+const FlyBuiltinInfo *fly_builtin_function(FlyBuiltinId id) { return &infos[id]; }
 
 static bool name_is(const char *name, uint32_t len, const char *s) {
   return strlen(s) == len && memcmp(name, s, len) == 0;
 }
 
-/* Builtin ids are an index into the concatenated tables. */
-static const FlyBuiltin *builtin_by_id(int id) {
-  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
-    for (const FlyBuiltin *b = tables[t]; b->name; b++)
-      if (id-- == 0)
-        return b;
-  return NULL;
-}
-
-static int builtin_id(const char *name, uint32_t len) {
-  int id = 0;
-  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
-    for (const FlyBuiltin *b = tables[t]; b->name; b++, id++)
-      if (name_is(name, len, b->name))
-        return id;
+/* The row of a name, or -1. */
+static int find(const char *name, uint32_t len) {
+  for (int i = 0; i < NINFOS; i++)
+    if (name_is(name, len, infos[i].name))
+      return i;
   return -1;
 }
 
-/* Names that are values rather than functions. */
-static const struct {
-  const char *name;
-  FlyTypeCode type; /* a compile-time type name, or NONE */
-} value_names[] = {
-    {"int", FLY_TYPE_INT},         {"float", FLY_TYPE_FLOAT},    {"bool", FLY_TYPE_BOOL},
-    {"str", FLY_TYPE_STR},         {"tuple", FLY_TYPE_TUPLE},    {"type", FLY_TYPE_TYPE},
-    {"layout", FLY_TYPE_LAYOUT},   {"target", FLY_TYPE_NONE},    {"warp_size", FLY_TYPE_NONE},
-    {"thread_idx", FLY_TYPE_NONE}, {"block_idx", FLY_TYPE_NONE}, {"block_dim", FLY_TYPE_NONE},
-    {"grid_dim", FLY_TYPE_NONE},   {"lane", FLY_TYPE_NONE},      {"nv", FLY_TYPE_NONE},
-    {"amd", FLY_TYPE_NONE},
-};
-
-void fly_builtin_words(void (*each)(const char *word, const char *kind, void *ctx), void *ctx) {
-  for (size_t i = 0; i < sizeof value_names / sizeof value_names[0]; i++)
-    each(value_names[i].name, value_names[i].type == FLY_TYPE_NONE ? "builtin-value" : "type", ctx);
-  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
-    for (const FlyBuiltin *b = tables[t]; b->name; b++)
-      each(b->name, "builtin-function", ctx);
-}
-
-bool fly_is_builtin_name(const char *name, uint32_t len) {
-  for (size_t i = 0; i < sizeof value_names / sizeof value_names[0]; i++)
-    if (name_is(name, len, value_names[i].name))
-      return true;
-  return builtin_id(name, len) >= 0;
-}
+bool fly_is_builtin_name(const char *name, uint32_t len) { return find(name, len) >= 0; }
 
 static const FlyVal *object(FlyInterp *I, FlyObjectKind kind, const char *name) {
   FlyVal *v = fly_val_new(&I->A, FLY_V_OBJECT);
@@ -68,39 +72,61 @@ static const FlyVal *object(FlyInterp *I, FlyObjectKind kind, const char *name) 
   return v;
 }
 
-const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len) {
-  for (size_t i = 0; i < sizeof value_names / sizeof value_names[0]; i++) {
-    const char *n = value_names[i].name;
-    if (!name_is(name, len, n))
-      continue;
-    if (value_names[i].type != FLY_TYPE_NONE)
-      return fly_val_type(&I->A, fly_type_static(value_names[i].type));
-    if (strcmp(n, "warp_size") == 0)
-      return fly_val_int(&I->A, I->target->warp_size, NULL);
-    if (strcmp(n, "target") == 0)
-      return object(I, FLY_OBJ_TARGET, n);
-    if (strcmp(n, "nv") == 0 || strcmp(n, "amd") == 0)
-      return object(I, FLY_OBJ_NAMESPACE, n);
-    if (strcmp(n, "lane") == 0) {
-      FlyOrigin o = {NULL, "the lane index"};
-      return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o), "lane", 0,
-                            NULL, NULL);
-    }
-    return object(I, FLY_OBJ_INDEX3, n);
-  }
-  int id = builtin_id(name, len);
-  if (id < 0)
-    return NULL;
-  FlyVal *v = fly_val_new(&I->A, FLY_V_BUILTIN);
+static const FlyVal *index3(FlyInterp *I, const char *name, FlyOpcode op) {
+  FlyVal *v = (FlyVal *)object(I, FLY_OBJ_INDEX3, name);
   if (v)
-    v->builtin = id;
+    v->object.which = op;
   return v;
 }
 
-const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *args) {
-  const FlyBuiltin *f = builtin_by_id(b->builtin);
-  if (!f)
+static const FlyVal *value(FlyInterp *I, FlyValueId id, const char *name) {
+  switch (id) {
+  case FLY_VALUE_TARGET:
+    return object(I, FLY_OBJ_TARGET, name);
+  case FLY_VALUE_WARP_SIZE:
+    return fly_val_int(&I->A, I->target->warp_size, NULL);
+  case FLY_VALUE_THREAD_IDX:
+    return index3(I, name, FLY_OPCODE_THREAD_IDX);
+  case FLY_VALUE_BLOCK_IDX:
+    return index3(I, name, FLY_OPCODE_BLOCK_IDX);
+  case FLY_VALUE_BLOCK_DIM:
+    return index3(I, name, FLY_OPCODE_BLOCK_DIM);
+  case FLY_VALUE_GRID_DIM:
+    return index3(I, name, FLY_OPCODE_GRID_DIM);
+  case FLY_VALUE_LANE: {
+    FlyOrigin o = {NULL, "the lane index"};
+    return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o),
+                          FLY_OPCODE_LANE, 0, NULL, NULL);
+  }
+  case FLY_VALUE_NV:
+  case FLY_VALUE_AMD:
+    return object(I, FLY_OBJ_NAMESPACE, name);
+  case FLY_VALUE_COUNT:
+    break;
+  }
+  return NULL;
+}
+
+const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len) {
+  int i = find(name, len);
+  if (i < 0)
     return NULL;
+  if (i < FLY_BUILTIN_COUNT) {
+    FlyVal *v = fly_val_new(&I->A, FLY_V_BUILTIN);
+    if (v)
+      v->builtin = i;
+    return v;
+  }
+  if (i < FLY_BUILTIN_COUNT + FLY_VALUE_COUNT)
+    return value(I, (FlyValueId)(i - FLY_BUILTIN_COUNT), infos[i].name);
+  return fly_val_type(&I->A, fly_type_static(type_codes[i - FLY_BUILTIN_COUNT - FLY_VALUE_COUNT]));
+}
+
+const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *args) {
+  if (b->builtin < 0 || b->builtin >= FLY_BUILTIN_COUNT)
+    return NULL;
+  const FlyBuiltinInfo *f = &infos[b->builtin];
+  int min_args = functions[b->builtin].min_args, max_args = functions[b->builtin].max_args;
   if (args->nnamed)
     return fly_err(I, args->named[0], "%s takes no named arguments", f->name);
   FlyArgs a = *args;
@@ -119,12 +145,12 @@ const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *arg
     memcpy(a.node + 1, args->node, sizeof *a.node * (size_t)args->n);
     a.n = n;
   }
-  if (a.n < f->min_args || (f->max_args >= 0 && a.n > f->max_args)) {
+  if (a.n < min_args || (max_args >= 0 && a.n > max_args)) {
     int shown = a.n - (b->self ? 1 : 0);
     return fly_err(I, args->call, "wrong number of arguments (%d) for %s; usage: %s", shown,
                    f->name, f->usage);
   }
-  return f->fn(I, &a);
+  return functions[b->builtin].fn(I, &a);
 }
 
 /* ---- members ------------------------------------------------------------------------- */
@@ -136,22 +162,15 @@ static const FlyVal *index3_member(FlyInterp *I, const FlyVal *base, const FlyNo
   if (I->in_launch)
     return fly_err(I, m, "%s is known only on the GPU; a launch block runs on the host",
                    base->object.name);
-  static const char *const why[] = {"the thread index", "the block index",
-                                    "the block size (block_dim)", "the grid size (grid_dim)"};
-  const char *w = why[0];
-  if (strcmp(base->object.name, "block_idx") == 0)
-    w = why[1];
-  else if (strcmp(base->object.name, "block_dim") == 0)
-    w = why[2];
-  else if (strcmp(base->object.name, "grid_dim") == 0)
-    w = why[3];
+  FlyOpcode op = (FlyOpcode)base->object.which;
+  const char *w = op == FLY_OPCODE_BLOCK_IDX   ? "the block index"
+                  : op == FLY_OPCODE_BLOCK_DIM ? "the block size (block_dim)"
+                  : op == FLY_OPCODE_GRID_DIM  ? "the grid size (grid_dim)"
+                                               : "the thread index";
   FlyOrigin o = {m, w};
-  /* The emitter's name for it: "thread_idx.x", "grid_dim.z" ... */
-  char *op = fly_alloc(&I->A, strlen(base->object.name) + 3);
-  if (!op)
-    return NULL;
-  sprintf(op, "%s.%c", base->object.name, m->str[0]);
-  return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o), op, 0, NULL,
+  /* The dimension, 0 for x to 2 for z, is the operation's argument. */
+  const FlyVal *dim = fly_val_int(&I->A, m->str[0] - 'x', NULL);
+  return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o), op, 1, &dim,
                         m);
 }
 
@@ -183,8 +202,8 @@ const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *m) {
     }
   }
   /* x.f is the builtin f with x as its receiver. */
-  int id = builtin_id(m->str, m->len);
-  if (id < 0)
+  int id = find(m->str, m->len);
+  if (id < 0 || id >= FLY_BUILTIN_COUNT)
     return fly_err(I, m, "%s has no member '%s'", fly_val_describe(&I->A, base), m->str);
   FlyVal *v = fly_val_new(&I->A, FLY_V_BUILTIN);
   if (v) {

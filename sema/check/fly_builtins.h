@@ -1,30 +1,52 @@
-/* fly_builtins.h — the table of builtin functions, shared by the files that
- * implement them (fly_builtins_*.c). */
+/* fly_builtins.h — the builtin functions and values of the interpreter:
+ * their ids and bodies, made from the rows of fly_ops.def, and the helpers
+ * the bodies share (fly_builtins_*.c). */
 #ifndef FLY_BUILTINS_H
 #define FLY_BUILTINS_H
 
+#include "fly_builtin_info.h"
 #include "fly_interp.h"
 
 /* A builtin receives its arguments with a method's receiver first: x.f(a)
    calls f with (x, a). */
 typedef const FlyVal *(*FlyBuiltinFn)(FlyInterp *I, const FlyArgs *a);
 
-typedef struct FlyBuiltin {
-  const char *name;
-  int min_args, max_args; /* max -1: any number */
-  FlyBuiltinFn fn;
-  const char *usage; /* for messages: "size(x)" */
-} FlyBuiltin;
+/* The builtin functions: FLY_BUILTIN_<ID>, the id a FLY_V_BUILTIN holds. */
+typedef enum FlyBuiltinId {
+#define FLY_BUILTIN(id, ...) FLY_BUILTIN_##id,
+#define FLY_BUILTIN_OP(id, ...) FLY_BUILTIN_##id,
+#include "fly_ops.def"
+  FLY_BUILTIN_COUNT
+} FlyBuiltinId;
 
-/* Each group's table, ended by an entry with a NULL name. */
-extern const FlyBuiltin fly_algebra_builtins[];
-extern const FlyBuiltin fly_gpu_builtins[];
-extern const FlyBuiltin fly_data_builtins[];
+/* The builtin values: FLY_VALUE_<ID>. */
+typedef enum FlyValueId {
+#define FLY_VALUE(id, ...) FLY_VALUE_##id,
+#include "fly_ops.def"
+  FLY_VALUE_COUNT
+} FlyValueId;
 
-/* Argument helpers: each reports its own error. */
+/* Each function's body: fly_builtin_<name>. */
+#define FLY_BUILTIN(id, name, ...) const FlyVal *fly_builtin_##name(FlyInterp *I, const FlyArgs *a);
+#define FLY_BUILTIN_OP FLY_BUILTIN
+#include "fly_ops.def"
+
+/* The row of a builtin function. */
+const FlyBuiltinInfo *fly_builtin_function(FlyBuiltinId id);
+
+/* Argument helpers: each reports its own error (fn: the builtin, for it). */
 bool fly_arg_int(FlyInterp *I, const FlyArgs *a, int i, const char *what, int64_t *out);
 const FlyLayout *fly_arg_layout(FlyInterp *I, const FlyArgs *a, int i, const char *what);
 const FlyType *fly_arg_type(FlyInterp *I, const FlyArgs *a, int i, const char *what);
+/* A number, static or runtime (not a boolean). */
+const FlyVal *fly_arg_number(FlyInterp *I, const FlyArgs *a, int i, const char *fn);
+/* A tensor. */
+const FlyVal *fly_arg_tensor(FlyInterp *I, const FlyArgs *a, int i, const char *fn);
+
+/* Whether v is an integer, static or runtime. */
+bool fly_val_is_integer(const FlyVal *v);
+/* A new object value of that kind. */
+FlyVal *fly_new_object(FlyInterp *I, FlyObjectKind kind);
 
 /* The algebra on tensors whose strides are given at launch
    (fly_tensor_probe.c). fly_tensor_probe gives the tensor's layout: exact
@@ -40,5 +62,35 @@ typedef struct FlyProbe {
 const FlyLayout *fly_tensor_probe(FlyInterp *I, const FlyTensor *t, FlyProbe *p);
 const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayout *R,
                                  const FlyProbe *p, const FlyNode *at);
+
+/* ---- tensors (fly_builtins_tensor.c) ---- */
+
+/* A tensor's modes, and whether it is one element (no modes). */
+int fly_tensor_rank(const FlyVal *t);
+bool fly_tensor_is_element(const FlyVal *t);
+/* The product of a shape's leaves: static, or a runtime i32 (emitted). */
+const FlyVal *fly_shape_size(FlyInterp *I, const FlyVal *shape, const FlyNode *at);
+/* A tensor's number of elements, when it is static. */
+bool fly_tensor_static_size(FlyInterp *I, const FlyVal *t, int64_t *n);
+/* The type a whole tensor loads as (its element, or a vec of its size); fn
+   names the operation for messages. NULL after an error. */
+const FlyType *fly_tensor_value_type(FlyInterp *I, const FlyVal *t, const FlyNode *at,
+                                     const char *fn);
+/* A runtime i32 leaf, with `why` as its origin; a tuple congruent to p of
+   such leaves (strides the checker does not follow). */
+const FlyVal *fly_runtime_leaf(FlyInterp *I, const FlyNode *at, const char *why);
+const FlyVal *fly_runtime_like(FlyInterp *I, const FlyVal *p, const FlyNode *at, const char *why);
+
+/* What the algebra builtins do with a tensor or a tiled operation in place
+   of a layout: */
+/* size, rank, shape or stride of a tensor; size of a tiled copy or MMA. */
+const FlyVal *fly_tensor_query(FlyInterp *I, FlyBuiltinId which, const FlyArgs *a);
+/* One of the four divides of a tensor (the products refuse tensors). */
+const FlyVal *fly_tensor_divide(FlyInterp *I, FlyBuiltinId which, const FlyArgs *a);
+
+/* ---- atoms (fly_builtins_atoms.c) ---- */
+
+/* tiled.slice(thread): a thread's slice of a tiled copy or MMA. */
+const FlyVal *fly_thread_slice(FlyInterp *I, const FlyArgs *a);
 
 #endif

@@ -10,11 +10,6 @@
 #include "fly_builtins.h"
 #include "fly_layout_tv.h"
 
-/* Defined in fly_builtins_data.c: the divides and products of tensors, and
-   the size and shape of tensors and tiled operations. */
-const FlyVal *fly_tensor_divide(FlyInterp *I, const char *op, const FlyArgs *a);
-const FlyVal *fly_tensor_query(FlyInterp *I, const char *op, const FlyArgs *a);
-
 static const FlyVal *layout_result(FlyInterp *I, const FlyLayout *L, const FlyArgs *a) {
   return L ? fly_val_layout(&I->A, L) : fly_err_algebra(I, a->call);
 }
@@ -46,9 +41,9 @@ static FlyTuple *T_arg(FlyInterp *I, const FlyArgs *a, int i, const char *what) 
 
 /* ---- queries ------------------------------------------------------------------------ */
 
-static const FlyVal *b_size(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_size(FlyInterp *I, const FlyArgs *a) {
   if (is_tensorish(a->v[0]))
-    return fly_tensor_query(I, "size", a);
+    return fly_tensor_query(I, FLY_BUILTIN_SIZE, a);
   int64_t n;
   if (a->v[0]->kind == FLY_V_TUPLE || a->v[0]->kind == FLY_V_INT) {
     FlyTuple *t = T_arg(I, a, 0, "the argument of size");
@@ -58,16 +53,16 @@ static const FlyVal *b_size(FlyInterp *I, const FlyArgs *a) {
   return L ? INT_RESULT(fly_layout_size(&I->A, L, &n), n) : NULL;
 }
 
-static const FlyVal *b_cosize(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_cosize(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   int64_t n;
   return L ? INT_RESULT(fly_layout_cosize(&I->A, L, &n), n) : NULL;
 }
 
-static const FlyVal *b_rank(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_rank(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *v = a->v[0];
   if (v->kind == FLY_V_TENSOR)
-    return fly_tensor_query(I, "rank", a);
+    return fly_tensor_query(I, FLY_BUILTIN_RANK, a);
   if (v->kind == FLY_V_TUPLE)
     return fly_val_int(&I->A, v->n, NULL);
   if (v->kind == FLY_V_INT)
@@ -76,7 +71,7 @@ static const FlyVal *b_rank(FlyInterp *I, const FlyArgs *a) {
   return L ? fly_val_int(&I->A, fly_layout_rank(L), NULL) : NULL;
 }
 
-static const FlyVal *b_depth(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_depth(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *v = a->v[0];
   if (v->kind == FLY_V_TUPLE || v->kind == FLY_V_INT) {
     FlyTuple *t = T_arg(I, a, 0, "the argument of depth");
@@ -86,16 +81,16 @@ static const FlyVal *b_depth(FlyInterp *I, const FlyArgs *a) {
   return L ? fly_val_int(&I->A, fly_layout_depth(L), NULL) : NULL;
 }
 
-static const FlyVal *b_shape(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_shape(FlyInterp *I, const FlyArgs *a) {
   if (is_tensorish(a->v[0]))
-    return fly_tensor_query(I, "shape", a);
+    return fly_tensor_query(I, FLY_BUILTIN_SHAPE, a);
   const FlyLayout *L = L_arg(I, a, 0);
   return L ? fly_tuple_to_val(I, L->shape) : NULL;
 }
 
-static const FlyVal *b_stride(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_stride(FlyInterp *I, const FlyArgs *a) {
   if (is_tensorish(a->v[0]))
-    return fly_tensor_query(I, "stride", a);
+    return fly_tensor_query(I, FLY_BUILTIN_STRIDE, a);
   const FlyLayout *L = L_arg(I, a, 0);
   return L ? fly_tuple_to_val(I, L->stride) : NULL;
 }
@@ -115,7 +110,7 @@ static bool mode_index(FlyInterp *I, const FlyArgs *a, int i, int rank, int *out
 }
 
 /* get(x, i, j, ...) == get(get(x, i), j, ...), for layouts and tuples. */
-static const FlyVal *b_get(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_get(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *v = a->v[0];
   for (int k = 1; k < a->n; k++) {
     int m;
@@ -140,7 +135,7 @@ static const FlyVal *b_get(FlyInterp *I, const FlyArgs *a) {
   return v;
 }
 
-static const FlyVal *b_select(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_select(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   if (!L)
     return NULL;
@@ -153,7 +148,7 @@ static const FlyVal *b_select(FlyInterp *I, const FlyArgs *a) {
   return layout_result(I, fly_layout_select(&I->A, L, a->n - 1, modes), a);
 }
 
-static const FlyVal *b_group(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_group(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   int64_t b, e;
   if (!L || !fly_arg_int(I, a, 1, "the first mode", &b) ||
@@ -174,19 +169,19 @@ static const FlyVal *append_or_prepend(FlyInterp *I, const FlyArgs *a, bool appe
   return layout_result(I, append ? fly_layout_append(&I->A, L, X) : fly_layout_prepend(&I->A, L, X),
                        a);
 }
-static const FlyVal *b_append(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_append(FlyInterp *I, const FlyArgs *a) {
   return append_or_prepend(I, a, true);
 }
-static const FlyVal *b_prepend(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_prepend(FlyInterp *I, const FlyArgs *a) {
   return append_or_prepend(I, a, false);
 }
 
-static const FlyVal *b_zip(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_zip(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   return L ? layout_result(I, fly_layout_zip(&I->A, L), a) : NULL;
 }
 
-static const FlyVal *b_flatten(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_flatten(FlyInterp *I, const FlyArgs *a) {
   if (a->v[0]->kind == FLY_V_TUPLE || a->v[0]->kind == FLY_V_INT) {
     FlyTuple *t = T_arg(I, a, 0, "the argument of flatten");
     return t ? fly_tuple_to_val(I, fly_tuple_flatten(&I->A, t)) : NULL;
@@ -231,13 +226,13 @@ static const FlyVal *runtime_i32(FlyInterp *I, const FlyNode *at, const char *wh
   return fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o);
 }
 
-static const FlyVal *b_crd2idx(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_crd2idx(FlyInterp *I, const FlyArgs *a) {
   if (!fly_val_is_static(a->v[0]) && a->v[1]->kind == FLY_V_LAYOUT) {
     /* A runtime coordinate in a static layout: computed on the GPU. */
     if (!runtime_coord_fits(I, a->v[0], a->v[1]->layout->shape, a->node[0]))
       return NULL;
-    return fly_emit_value(I, runtime_i32(I, a->node[0], "a runtime coordinate"), "crd2idx", 2, a->v,
-                          a->call);
+    return fly_emit_value(I, runtime_i32(I, a->node[0], "a runtime coordinate"), FLY_OPCODE_CRD2IDX,
+                          2, a->v, a->call);
   }
   FlyTuple *c = T_arg(I, a, 0, "a coordinate");
   const FlyLayout *L = c ? L_arg(I, a, 1) : NULL;
@@ -270,7 +265,7 @@ static const FlyVal *coord_like(FlyInterp *I, const FlyTuple *shape, const FlyNo
   return fly_val_tuple(&I->A, shape->n, e);
 }
 
-static const FlyVal *b_idx2crd(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_idx2crd(FlyInterp *I, const FlyArgs *a) {
   FlyTuple *shape;
   if (a->v[1]->kind == FLY_V_LAYOUT)
     shape = a->v[1]->layout->shape;
@@ -287,7 +282,8 @@ static const FlyVal *b_idx2crd(FlyInterp *I, const FlyArgs *a) {
     const FlyVal *args[2] = {x, L ? fly_val_layout(&I->A, L) : NULL};
     if (!args[1])
       return fly_err_algebra(I, a->call);
-    return fly_emit_value(I, coord_like(I, shape, a->node[0]), "idx2crd", 2, args, a->call);
+    return fly_emit_value(I, coord_like(I, shape, a->node[0]), FLY_OPCODE_IDX2CRD, 2, args,
+                          a->call);
   }
   if (x->kind == FLY_V_RUNTIME)
     return fly_err(I, a->node[0], "an index is an integer, not %s", fly_type_str(&I->A, x->type));
@@ -303,9 +299,7 @@ static const FlyVal *b_idx2crd(FlyInterp *I, const FlyArgs *a) {
   return c ? fly_tuple_to_val(I, c) : fly_err_algebra(I, a->call);
 }
 
-const FlyVal *fly_thread_slice(FlyInterp *I, const FlyArgs *a);
-
-static const FlyVal *b_slice(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_slice(FlyInterp *I, const FlyArgs *a) {
   /* tiled.slice(thread): the part of a tiled copy or MMA one thread does. */
   if (a->v[0]->kind == FLY_V_OBJECT)
     return fly_thread_slice(I, a);
@@ -317,7 +311,7 @@ static const FlyVal *b_slice(FlyInterp *I, const FlyArgs *a) {
   return L ? layout_result(I, fly_layout_slice(&I->A, c, L, &offset), a) : NULL;
 }
 
-static const FlyVal *b_dice(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_dice(FlyInterp *I, const FlyArgs *a) {
   FlyTuple *c = T_arg(I, a, 0, "a coordinate");
   const FlyLayout *L = c ? L_arg(I, a, 1) : NULL;
   return L ? layout_result(I, fly_layout_dice(&I->A, c, L), a) : NULL;
@@ -325,7 +319,7 @@ static const FlyVal *b_dice(FlyInterp *I, const FlyArgs *a) {
 
 /* ---- the algebra --------------------------------------------------------------------- */
 
-static const FlyVal *b_coalesce(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_coalesce(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   if (!L)
     return NULL;
@@ -335,7 +329,7 @@ static const FlyVal *b_coalesce(FlyInterp *I, const FlyArgs *a) {
   return p ? layout_result(I, fly_layout_coalesce_by(&I->A, L, p), a) : NULL;
 }
 
-static const FlyVal *b_filter(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_filter(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   if (!L)
     return NULL;
@@ -345,7 +339,7 @@ static const FlyVal *b_filter(FlyInterp *I, const FlyArgs *a) {
   return p ? layout_result(I, fly_layout_filter_by(&I->A, L, p), a) : NULL;
 }
 
-static const FlyVal *b_composition(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_composition(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *x = a->v[0], *y = a->v[1];
   /* composition(swizzle, L) and composition(swizzle, offset, L): S o off o L. */
   if (x->kind == FLY_V_SWIZZLE) {
@@ -391,7 +385,7 @@ static const FlyVal *b_composition(FlyInterp *I, const FlyArgs *a) {
   return T ? layout_result(I, fly_layout_compose_tiler(&I->A, L, T), a) : NULL;
 }
 
-static const FlyVal *b_complement(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_complement(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   if (!L)
     return NULL;
@@ -408,45 +402,45 @@ static const FlyVal *b_complement(FlyInterp *I, const FlyArgs *a) {
   return layout_result(I, fly_layout_complement(&I->A, L, cot), a);
 }
 
-static const FlyVal *b_right_inverse(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_right_inverse(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   return L ? layout_result(I, fly_layout_right_inverse(&I->A, L), a) : NULL;
 }
 
-static const FlyVal *b_left_inverse(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_left_inverse(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0);
   return L ? layout_result(I, fly_layout_left_inverse(&I->A, L), a) : NULL;
 }
 
 typedef FlyLayout *(*TilerOp)(FlyAlgebra *, const FlyLayout *, const FlyTiler *);
 
-static const FlyVal *tiler_op(FlyInterp *I, const FlyArgs *a, TilerOp op, const char *name) {
+static const FlyVal *tiler_op(FlyInterp *I, const FlyArgs *a, TilerOp op, FlyBuiltinId which) {
   if (a->v[0]->kind == FLY_V_TENSOR)
-    return fly_tensor_divide(I, name, a);
+    return fly_tensor_divide(I, which, a);
   const FlyLayout *L = fly_arg_layout(I, a, 0, "the layout to divide or repeat");
   FlyTiler *T = L ? fly_val_to_tiler(I, a->v[1], a->node[1]) : NULL;
   return T ? layout_result(I, op(&I->A, L, T), a) : NULL;
 }
 
-#define TILER_BUILTIN(name)                                                                        \
-  static const FlyVal *b_##name(FlyInterp *I, const FlyArgs *a) {                                  \
-    return tiler_op(I, a, fly_layout_##name, #name);                                               \
+#define TILER_BUILTIN(name, ID)                                                                    \
+  const FlyVal *fly_builtin_##name(FlyInterp *I, const FlyArgs *a) {                               \
+    return tiler_op(I, a, fly_layout_##name, FLY_BUILTIN_##ID);                                    \
   }
-TILER_BUILTIN(logical_divide)
-TILER_BUILTIN(zipped_divide)
-TILER_BUILTIN(tiled_divide)
-TILER_BUILTIN(flat_divide)
-TILER_BUILTIN(logical_product)
-TILER_BUILTIN(zipped_product)
-TILER_BUILTIN(tiled_product)
-TILER_BUILTIN(flat_product)
+TILER_BUILTIN(logical_divide, LOGICAL_DIVIDE)
+TILER_BUILTIN(zipped_divide, ZIPPED_DIVIDE)
+TILER_BUILTIN(tiled_divide, TILED_DIVIDE)
+TILER_BUILTIN(flat_divide, FLAT_DIVIDE)
+TILER_BUILTIN(logical_product, LOGICAL_PRODUCT)
+TILER_BUILTIN(zipped_product, ZIPPED_PRODUCT)
+TILER_BUILTIN(tiled_product, TILED_PRODUCT)
+TILER_BUILTIN(flat_product, FLAT_PRODUCT)
 
-static const FlyVal *b_blocked_product(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_blocked_product(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0), *B = L ? L_arg(I, a, 1) : NULL;
   return B ? layout_result(I, fly_layout_blocked_product(&I->A, L, B), a) : NULL;
 }
 
-static const FlyVal *b_raked_product(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_raked_product(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *L = L_arg(I, a, 0), *B = L ? L_arg(I, a, 1) : NULL;
   return B ? layout_result(I, fly_layout_raked_product(&I->A, L, B), a) : NULL;
 }
@@ -471,7 +465,7 @@ static bool bits_arg(FlyInterp *I, const FlyArgs *a, int i, int *out) {
   return true;
 }
 
-static const FlyVal *b_recast(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_recast(FlyInterp *I, const FlyArgs *a) {
   int from, to;
   if (!bits_arg(I, a, 1, &from) || !bits_arg(I, a, 2, &to))
     return NULL;
@@ -488,7 +482,7 @@ static const FlyVal *b_recast(FlyInterp *I, const FlyArgs *a) {
   return L ? layout_result(I, fly_layout_recast(&I->A, L, from, to), a) : NULL;
 }
 
-static const FlyVal *b_swizzle(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_swizzle(FlyInterp *I, const FlyArgs *a) {
   int64_t b, m, s;
   if (!fly_arg_int(I, a, 0, "the bits of a swizzle", &b) ||
       !fly_arg_int(I, a, 1, "the base of a swizzle", &m) ||
@@ -508,7 +502,7 @@ static const FlyVal *b_swizzle(FlyInterp *I, const FlyArgs *a) {
 
 /* make_layout(shape), make_layout(shape, stride), or make_layout(L0, L1, ...)
    with layouts, each becoming one mode. */
-static const FlyVal *b_make_layout(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_make_layout(FlyInterp *I, const FlyArgs *a) {
   bool layouts = true;
   for (int i = 0; i < a->n; i++)
     layouts &= a->v[i]->kind == FLY_V_LAYOUT;
@@ -536,31 +530,31 @@ static const FlyVal *b_make_layout(FlyInterp *I, const FlyArgs *a) {
   return layout_result(I, fly_layout_make(&I->A, shape, stride), a);
 }
 
-static const FlyVal *b_make_ordered_layout(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_make_ordered_layout(FlyInterp *I, const FlyArgs *a) {
   FlyTuple *shape = T_arg(I, a, 0, "a shape");
   FlyTuple *order = shape ? T_arg(I, a, 1, "an order") : NULL;
   return order ? layout_result(I, fly_layout_ordered(&I->A, shape, order), a) : NULL;
 }
 
-static const FlyVal *b_row_major(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_make_row_major(FlyInterp *I, const FlyArgs *a) {
   FlyTuple *shape = T_arg(I, a, 0, "a shape");
   return shape ? layout_result(I, fly_layout_row_major(&I->A, shape), a) : NULL;
 }
 
-static const FlyVal *b_max_common_vector(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_max_common_vector(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *x = L_arg(I, a, 0), *y = x ? L_arg(I, a, 1) : NULL;
   int64_t n;
   return y ? INT_RESULT(fly_layout_max_common_vector(&I->A, x, y, &n), n) : NULL;
 }
 
-static const FlyVal *b_max_common_layout(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_max_common_layout(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *x = L_arg(I, a, 0), *y = x ? L_arg(I, a, 1) : NULL;
   return y ? layout_result(I, fly_layout_max_common_layout(&I->A, x, y), a) : NULL;
 }
 
 /* tv_layout(threads, values): the thread-value layout of a tiled copy, which
    `flyc layout --table` draws by thread and value. */
-static const FlyVal *b_tv_layout(FlyInterp *I, const FlyArgs *a) {
+const FlyVal *fly_builtin_tv_layout(FlyInterp *I, const FlyArgs *a) {
   const FlyLayout *t = L_arg(I, a, 0), *v = t ? L_arg(I, a, 1) : NULL;
   FlyTvLayout *tv = v ? fly_tv_layout_make(&I->A, t, v) : NULL;
   if (!tv)
@@ -574,48 +568,3 @@ static const FlyVal *b_tv_layout(FlyInterp *I, const FlyArgs *a) {
   }
   return r;
 }
-
-const FlyBuiltin fly_algebra_builtins[] = {
-    {"size", 1, 1, b_size, "size(x)"},
-    {"cosize", 1, 1, b_cosize, "cosize(L)"},
-    {"rank", 1, 1, b_rank, "rank(x)"},
-    {"depth", 1, 1, b_depth, "depth(x)"},
-    {"shape", 1, 1, b_shape, "shape(x)"},
-    {"stride", 1, 1, b_stride, "stride(x)"},
-    {"get", 2, -1, b_get, "get(x, i, ...)"},
-    {"select", 1, -1, b_select, "select(L, i, ...)"},
-    {"group", 3, 3, b_group, "group(L, begin, end)"},
-    {"append", 1, 2, b_append, "append(L[, X])"},
-    {"prepend", 1, 2, b_prepend, "prepend(L[, X])"},
-    {"zip", 1, 1, b_zip, "zip(L)"},
-    {"flatten", 1, 1, b_flatten, "flatten(x)"},
-    {"crd2idx", 2, 2, b_crd2idx, "crd2idx(coord, L)"},
-    {"idx2crd", 2, 2, b_idx2crd, "idx2crd(index, shape)"},
-    {"slice", 2, 2, b_slice, "slice(coord, L) or tiled.slice(thread)"},
-    {"dice", 2, 2, b_dice, "dice(coord, L)"},
-    {"coalesce", 1, 2, b_coalesce, "coalesce(L[, profile])"},
-    {"filter", 1, 2, b_filter, "filter(L[, profile])"},
-    {"composition", 2, 3, b_composition, "composition(A, B)"},
-    {"complement", 1, 2, b_complement, "complement(L[, cotarget])"},
-    {"right_inverse", 1, 1, b_right_inverse, "right_inverse(L)"},
-    {"left_inverse", 1, 1, b_left_inverse, "left_inverse(L)"},
-    {"logical_divide", 2, 2, b_logical_divide, "logical_divide(L, tiler)"},
-    {"zipped_divide", 2, 2, b_zipped_divide, "zipped_divide(L, tiler)"},
-    {"tiled_divide", 2, 2, b_tiled_divide, "tiled_divide(L, tiler)"},
-    {"flat_divide", 2, 2, b_flat_divide, "flat_divide(L, tiler)"},
-    {"logical_product", 2, 2, b_logical_product, "logical_product(L, tiler)"},
-    {"zipped_product", 2, 2, b_zipped_product, "zipped_product(L, tiler)"},
-    {"tiled_product", 2, 2, b_tiled_product, "tiled_product(L, tiler)"},
-    {"flat_product", 2, 2, b_flat_product, "flat_product(L, tiler)"},
-    {"blocked_product", 2, 2, b_blocked_product, "blocked_product(L, B)"},
-    {"raked_product", 2, 2, b_raked_product, "raked_product(L, B)"},
-    {"recast", 3, 3, b_recast, "recast(L, from, to)"},
-    {"swizzle", 3, 3, b_swizzle, "swizzle(bits, base, shift)"},
-    {"make_layout", 1, -1, b_make_layout, "make_layout(shape[, stride])"},
-    {"make_ordered_layout", 2, 2, b_make_ordered_layout, "make_ordered_layout(shape, order)"},
-    {"make_row_major", 1, 1, b_row_major, "make_row_major(shape)"},
-    {"max_common_vector", 2, 2, b_max_common_vector, "max_common_vector(A, B)"},
-    {"max_common_layout", 2, 2, b_max_common_layout, "max_common_layout(A, B)"},
-    {"tv_layout", 2, 2, b_tv_layout, "tv_layout(threads, values)"},
-    {NULL, 0, 0, NULL, NULL},
-};

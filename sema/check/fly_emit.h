@@ -9,15 +9,29 @@
  * runtime layout leaves are runtime too) an opaque handle, FlyVal.ssa, that
  * only the emitter reads. With no emitter installed nothing changes.
  *
- * The interface is deliberately narrow: operations are named by strings
- * ("add", "thread_idx.x", "exp", "slice", "partition_S" ...) and receive
- * the interpreter's own values, static ones included, so that what to emit
- * for each is decided in one place on the emitter's side. Like the rest of
+ * The interface is deliberately narrow: operations are opcodes, one per
+ * row of fly_ops.def (a builtin that makes runtime work, an operator, an
+ * index, a conversion ...), and receive the interpreter's own values,
+ * static ones included, so that what to emit for each is decided in one
+ * place on the emitter's side, a switch over FlyOpcode. Like the rest of
  * sema/, this header knows nothing of MLIR. */
 #ifndef FLY_EMIT_H
 #define FLY_EMIT_H
 
 #include "fly_value.h"
+
+typedef enum FlyOpcode {
+#define FLY_BUILTIN_OP(id, ...) FLY_OPCODE_##id,
+#define FLY_OPCODE(id, doc) FLY_OPCODE_##id,
+#define FLY_OPERATOR(id, op) FLY_OPCODE_##id,
+#include "fly_ops.def"
+  FLY_OPCODE_COUNT
+} FlyOpcode;
+
+/* The opcode's name for messages ("exp", "INDEX", an operator's "+"). */
+const char *fly_opcode_name(FlyOpcode op);
+/* The opcode of an operator of the language. */
+FlyOpcode fly_opcode_of_operator(FlyOp op);
 
 typedef struct FlyEmitter FlyEmitter;
 struct FlyEmitter {
@@ -33,10 +47,10 @@ struct FlyEmitter {
   bool (*kernel_end)(void *ctx, const FlyNode *kernel, bool ok);
   /* result, a fresh runtime value or tensor, is op applied to args; sets
      result->ssa. False after reporting an error. */
-  bool (*value)(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
+  bool (*value)(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyVal *const *args,
                 const FlyNode *at);
   /* An operation done for its effect: store, barrier, copy, printf ... */
-  bool (*effect)(void *ctx, const char *op, int n, const FlyVal *const *args, const FlyNode *at);
+  bool (*effect)(void *ctx, FlyOpcode op, int n, const FlyVal *const *args, const FlyNode *at);
   /* A runtime if: begin (the then branch follows), otherwise (the else
      branch follows, then_value is what the then branch gave), end
      (else_value likewise; result is the merged value, whose runtime leaves

@@ -131,7 +131,7 @@ const FlyVal *fly_err_not_static(FlyInterp *I, const FlyNode *at, const FlyVal *
 
 /* ---- tracing ------------------------------------------------------------------ */
 
-const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, const char *op, int n,
+const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, FlyOpcode op, int n,
                              const FlyVal *const *args, const FlyNode *at) {
   if (!I->emit || !v)
     return v;
@@ -142,7 +142,7 @@ const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, const char *op, int 
   return v;
 }
 
-bool fly_emit_effect(FlyInterp *I, const char *op, int n, const FlyVal *const *args,
+bool fly_emit_effect(FlyInterp *I, FlyOpcode op, int n, const FlyVal *const *args,
                      const FlyNode *at) {
   if (!I->emit)
     return true;

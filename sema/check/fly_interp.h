@@ -119,10 +119,10 @@ const FlyVal *fly_err_not_static(FlyInterp *I, const FlyNode *at, const FlyVal *
 /* Tracing (fly_emit.h). v, a runtime value or tensor just made (so not yet
  * shared), is op applied to args: the emitter gives it its handle. Returns v,
  * or NULL after an error; without an emitter, v unchanged. */
-const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, const char *op, int n,
+const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, FlyOpcode op, int n,
                              const FlyVal *const *args, const FlyNode *at);
 /* An effect (store, barrier, copy ...); true without an emitter. */
-bool fly_emit_effect(FlyInterp *I, const char *op, int n, const FlyVal *const *args,
+bool fly_emit_effect(FlyInterp *I, FlyOpcode op, int n, const FlyVal *const *args,
                      const FlyNode *at);
 /* Counts one step; false (after reporting, once) when a limit is hit. */
 bool fly_interp_step(FlyInterp *I, const FlyNode *at);
@@ -211,19 +211,12 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
  * value of t (ties to even); beyond t's largest finite value, an error at
  * `at`, explicit cast or not. */
 const FlyVal *fly_float_const(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at);
-/* The runtime type a static number takes where no other type is implied:
- * int -> i32, float -> f32, bool -> i1; a typed constant keeps its type. */
-const FlyType *fly_default_runtime_type(const FlyVal *v);
 
 /* ---- builtins (fly_builtins.c) ------------------------------------------------------ */
 
 /* The builtin value of a name, or NULL when there is none. */
 const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len);
 bool fly_is_builtin_name(const char *name, uint32_t len);
-/* Calls each for every predefined name: "type" (int, float, layout ...),
-   "builtin-value" (thread_idx, warp_size ...) and "builtin-function"
-   (size, logical_divide, copy ...). */
-void fly_builtin_words(void (*each)(const char *word, const char *kind, void *ctx), void *ctx);
 const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *args);
 /* A member of a value: fields of target and the GPU indices, atom names of
    nv and amd, and methods (x.f is the builtin f with x as its first argument). */

@@ -267,7 +267,8 @@ static const FlyVal *runtime_binary(FlyInterp *I, FlyOp op, const FlyVal *a, con
   }
   const FlyVal *r = a->kind == FLY_V_RUNTIME ? a : b;
   const FlyVal *args[2] = {a, b};
-  return fly_emit_value(I, fly_val_runtime(&I->A, rt, r->origin), fly_op_spelling(op), 2, args, at);
+  return fly_emit_value(I, fly_val_runtime(&I->A, rt, r->origin), fly_opcode_of_operator(op), 2,
+                        args, at);
 }
 
 /* ---- the operator ---------------------------------------------------------------- */
@@ -342,8 +343,8 @@ const FlyVal *fly_unary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyNode *
       return fly_err(I, at, "'~' takes an integer, not %s", type_name(I, a->type));
     if (!I->emit)
       return a;
-    return fly_emit_value(I, fly_val_runtime(&I->A, a->type, a->origin), fly_op_spelling(op), 1, &a,
-                          at);
+    return fly_emit_value(I, fly_val_runtime(&I->A, a->type, a->origin), fly_opcode_of_operator(op),
+                          1, &a, at);
   }
   switch (op) {
   case FLY_OP_NOT:

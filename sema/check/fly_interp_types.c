@@ -258,7 +258,7 @@ static const FlyVal *to_scalar(FlyInterp *I, const FlyVal *v, const FlyType *t, 
       return v;
     if (!explicit_cast || v->type->kind != FLY_TY_SCALAR)
       return mismatch(I, v, t, at);
-    return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), "convert", 1, &v, at);
+    return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), FLY_OPCODE_CONVERT, 1, &v, at);
   }
   switch (v->kind) {
   case FLY_V_BOOL:
@@ -409,7 +409,8 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
         return same;
       }
       if (explicit_cast && (v->type->n == t->n || v->type->n < 0))
-        return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), "convert", 1, &v, at);
+        return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), FLY_OPCODE_CONVERT, 1, &v,
+                              at);
     }
     return mismatch(I, v, t, at);
   case FLY_TY_TUPLE: {
@@ -447,7 +448,7 @@ static const FlyVal *construct_vec(FlyInterp *I, const FlyType *t, const FlyArgs
       return v->kind == FLY_V_RUNTIME ? mismatch(I, v, e, a->node[i]) : NULL;
   }
   FlyOrigin o = {a->call, "a vector, which lives in registers when the kernel runs"};
-  return fly_emit_value(I, fly_val_runtime(&I->A, t, o), "vec", a->n, a->v, a->call);
+  return fly_emit_value(I, fly_val_runtime(&I->A, t, o), FLY_OPCODE_VEC, a->n, a->v, a->call);
 }
 
 static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
@@ -505,7 +506,8 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
     tile->tensor.swizzled = true;
     tile->tensor.swizzle = swizzled->swizzle;
   }
-  return fly_emit_value(I, tile, ctor, 0, NULL, a->call);
+  return fly_emit_value(I, tile, t->space == FLY_SPACE_SHARED ? FLY_OPCODE_SMEM : FLY_OPCODE_RMEM,
+                        0, NULL, a->call);
 }
 
 const FlyVal *fly_construct(FlyInterp *I, const FlyType *t, const FlyArgs *a) {

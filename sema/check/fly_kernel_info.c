@@ -295,48 +295,76 @@ static bool product(Recorder *r, FlyVal *result, const FlyVal *v, const Handle *
   return true;
 }
 
-static bool rec_value(void *ctx, FlyVal *result, const char *op, int n, const FlyVal *const *args,
+/* The launch program's operation for an opcode of two integers, or 0. */
+static uint32_t launch_op(FlyOpcode op) {
+  switch (op) {
+  case FLY_OPCODE_ADD:
+    return FLY_LAUNCH_ADD;
+  case FLY_OPCODE_SUB:
+    return FLY_LAUNCH_SUB;
+  case FLY_OPCODE_MUL:
+    return FLY_LAUNCH_MUL;
+  case FLY_OPCODE_DIV:
+    return FLY_LAUNCH_DIV;
+  case FLY_OPCODE_MOD:
+    return FLY_LAUNCH_REM;
+  case FLY_OPCODE_MIN:
+    return FLY_LAUNCH_MIN;
+  case FLY_OPCODE_MAX:
+    return FLY_LAUNCH_MAX;
+  case FLY_OPCODE_SHL:
+    return FLY_LAUNCH_SHL;
+  case FLY_OPCODE_SHR:
+    return FLY_LAUNCH_SHR;
+  case FLY_OPCODE_BITAND:
+    return FLY_LAUNCH_AND;
+  case FLY_OPCODE_BITOR:
+    return FLY_LAUNCH_OR;
+  case FLY_OPCODE_BITXOR:
+    return FLY_LAUNCH_XOR;
+  default:
+    return 0;
+  }
+}
+
+static bool is_comparison(FlyOpcode op) {
+  return op == FLY_OPCODE_LT || op == FLY_OPCODE_GT || op == FLY_OPCODE_LE || op == FLY_OPCODE_GE ||
+         op == FLY_OPCODE_EQ || op == FLY_OPCODE_NE || op == FLY_OPCODE_AND ||
+         op == FLY_OPCODE_OR || op == FLY_OPCODE_NOT;
+}
+
+static bool rec_value(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyVal *const *args,
                       const FlyNode *at) {
   Recorder *r = ctx;
-  static const struct {
-    const char *name;
-    uint32_t op;
-  } binary[] = {{"+", FLY_LAUNCH_ADD},   {"-", FLY_LAUNCH_SUB},  {"*", FLY_LAUNCH_MUL},
-                {"/", FLY_LAUNCH_DIV},   {"%", FLY_LAUNCH_REM},  {"min", FLY_LAUNCH_MIN},
-                {"max", FLY_LAUNCH_MAX}, {"<<", FLY_LAUNCH_SHL}, {">>", FLY_LAUNCH_SHR},
-                {"&", FLY_LAUNCH_AND},   {"|", FLY_LAUNCH_OR},   {"^", FLY_LAUNCH_XOR}};
-  static const char *const comparisons[] = {"<", ">", "<=", ">=", "==", "!=", "&&", "||", "!"};
-  if (strcmp(op, "size") == 0 && n == 1) {
+  if (op == FLY_OPCODE_SIZE && n == 1) {
     const Handle *acc = handle(r->I, FLY_LAUNCH_CONST, 0, 1);
     return acc && product(r, result, args[0], &acc, at) && set(result, acc);
   }
-  for (size_t i = 0; i < sizeof comparisons / sizeof comparisons[0]; i++)
-    if (strcmp(op, comparisons[i]) == 0)
-      return set(result, unrecordable(r->I, at, "a comparison (choose with min and max)"));
+  if (is_comparison(op))
+    return set(result, unrecordable(r->I, at, "a comparison (choose with min and max)"));
   if (!(result->type && result->type->kind == FLY_TY_SCALAR && fly_type_is_int(result->type)))
     return set(result, unrecordable(r->I, at, "a computation with floats or vectors"));
-  if (strcmp(op, "convert") == 0 && n == 1) {
+  if (op == FLY_OPCODE_CONVERT && n == 1) {
     const Handle *a = handle_of(r, args[0], at);
     if (a && a->o.kind != UNRECORDABLE && args[0]->kind == FLY_V_RUNTIME &&
         !fly_type_is_int(args[0]->type))
       a = unrecordable(r->I, at, "a computation with floats or vectors");
     return set(result, a);
   }
-  if (strcmp(op, "-") == 0 && n == 1)
+  if (op == FLY_OPCODE_NEG && n == 1)
     return emit(r, result, FLY_LAUNCH_SUB, handle(r->I, FLY_LAUNCH_CONST, 0, 0),
                 handle_of(r, args[0], at), at);
-  for (size_t i = 0; n == 2 && i < sizeof binary / sizeof binary[0]; i++)
-    if (strcmp(op, binary[i].name) == 0)
-      return emit(r, result, binary[i].op, handle_of(r, args[0], at), handle_of(r, args[1], at),
-                  at);
-  char *what = fly_alloc(&r->I->A, strlen(op) + 3);
+  if (n == 2 && launch_op(op))
+    return emit(r, result, launch_op(op), handle_of(r, args[0], at), handle_of(r, args[1], at), at);
+  const char *name = fly_opcode_name(op);
+  char *what = fly_alloc(&r->I->A, strlen(name) + 3);
   if (what)
-    sprintf(what, "'%s'", op);
+    sprintf(what, "'%s'", name);
   return set(result, unrecordable(r->I, at, what ? what : "this operation"));
 }
 
 /* Effects and GPU operations in a launch block are the interpreter's errors. */
-static bool rec_effect(void *ctx, const char *op, int n, const FlyVal *const *args,
+static bool rec_effect(void *ctx, FlyOpcode op, int n, const FlyVal *const *args,
                        const FlyNode *at) {
   (void)ctx, (void)op, (void)n, (void)args, (void)at;
   return true;

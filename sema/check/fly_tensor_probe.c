@@ -88,7 +88,7 @@ static const FlyVal *decode(FlyInterp *I, int64_t d, Decoding *dc) {
   if (!dc->emit)
     return r;
   const FlyVal *args[2] = {dc->p->leaf[found], fly_val_int(&I->A, c, NULL)};
-  return fly_emit_value(I, r, "*", 2, args, dc->at);
+  return fly_emit_value(I, r, FLY_OPCODE_MUL, 2, args, dc->at);
 }
 
 static const FlyVal *decode_tuple(FlyInterp *I, const FlyTuple *t, Decoding *dc) {

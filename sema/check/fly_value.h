@@ -91,7 +91,7 @@ typedef struct FlyTensor {
 } FlyTensor;
 
 typedef enum FlyObjectKind {
-  FLY_OBJ_TARGET,     /* `target`: .vendor, .arch */
+  FLY_OBJ_TARGET,     /* `target`: .vendor, .arch, .family */
   FLY_OBJ_INDEX3,     /* thread_idx ...: .x .y .z; name in `name` */
   FLY_OBJ_NAMESPACE,  /* nv, amd: atom names as members */
   FLY_OBJ_ATOM_NAME,  /* nv.mma_sync_16x8x16 ... */
@@ -111,6 +111,7 @@ typedef struct FlyTvLayout FlyTvLayout; /* fly_layout_tv.h */
 typedef struct FlyObject {
   FlyObjectKind kind;
   const char *name;             /* INDEX3, NAMESPACE, ATOM_NAME: its name */
+  int which;                    /* INDEX3: the opcode of its members (fly_emit.h) */
   const FlyAtom *atom;          /* ATOM_NAME, MMA_ATOM, COPY_ATOM */
   int bits;                     /* UNIVERSAL, COPY_ATOM */
   const FlyType *elem, *acc;    /* COPY_ATOM: elem; MMA_ATOM: operand and accumulator */
@@ -210,5 +211,10 @@ char *fly_type_str(FlyAlgebra *A, const FlyType *t);
 /* What kind of value this is, for messages: "an integer", "a layout",
  * "a runtime i32", "a tensor in shared memory", ... */
 char *fly_val_describe(FlyAlgebra *A, const FlyVal *v);
+
+/* The runtime type a static number takes where no other type is implied:
+ * int -> i32, float -> f32, bool -> i1; a typed constant keeps its type
+ * (fly_interp_types.c). */
+const FlyType *fly_default_runtime_type(const FlyVal *v);
 
 #endif

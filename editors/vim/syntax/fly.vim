@@ -39,23 +39,27 @@ syn keyword flyType            int float bool str tuple type layout
 syn keyword flyTypeConstructor vec tensor smem rmem
 
 " ---- builtins (flyc vocabulary: builtin-value, builtin-function) ----------
-" Values are names, but not after a '.': `x.lane` is a member of x.
-syn match   flyBuiltinValue    "\.\@1<!\<\%(target\|warp_size\|thread_idx\|block_idx\|block_dim\|grid_dim\|lane\|nv\|amd\)\>"
 " The atoms of nv and amd: nv.mma_sync_16x8x16, amd.mfma_16x16x16.
 syn match   flyAtom            "\%(\<\%(nv\|amd\)\s*\.\s*\)\@<=\h\w*"
 
+" Values are names, but not after a '.': `x.lane` is a member of x.
 " Functions only where they are called, plainly or as a method (t.load()):
 " `let shape = ...` names a value, not the builtin.
-syn match   flyBuiltinFunction "\<\%(size\|cosize\|rank\|depth\|shape\|stride\|get\|select\|group\|append\|prepend\|zip\|flatten\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(crd2idx\|idx2crd\|slice\|dice\|coalesce\|filter\|composition\|complement\|right_inverse\|left_inverse\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(logical_divide\|zipped_divide\|tiled_divide\|flat_divide\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(logical_product\|zipped_product\|tiled_product\|flat_product\|blocked_product\|raked_product\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(recast\|swizzle\|make_layout\|make_ordered_layout\|make_row_major\|max_common_vector\|max_common_layout\|tv_layout\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(range\|range_const\|ceil_div\|min\|max\|exp\|exp2\|log\|log2\|sqrt\|rsqrt\|abs\|fma\|sizeof_bits\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(barrier\|shuffle\|atomic_add\|printf\|load\|store\|zeros_like\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\|retile\|copy\|gemm\)\ze\s*("
+" BEGIN flyc vocabulary (editors/update-words.py writes these lines)
+syn match   flyBuiltinValue    "\.\@1<!\<\%(target\|warp_size\|thread_idx\|block_idx\|block_dim\|grid_dim\|lane\|nv\|amd\)\>"
+syn match   flyBuiltinFunction "\<\%(size\|cosize\|rank\|depth\|shape\|stride\|get\|select\|group\|append\|prepend\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(zip\|flatten\|crd2idx\|idx2crd\|slice\|dice\|coalesce\|filter\|composition\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(complement\|right_inverse\|left_inverse\|logical_divide\|zipped_divide\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tiled_divide\|flat_divide\|logical_product\|zipped_product\|tiled_product\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(flat_product\|blocked_product\|raked_product\|recast\|swizzle\|make_layout\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(make_ordered_layout\|make_row_major\|max_common_vector\|max_common_layout\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tv_layout\|range\|range_const\|ceil_div\|min\|max\|exp\|exp2\|log\|log2\|sqrt\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(rsqrt\|abs\|fma\|sizeof_bits\|barrier\|shuffle\|atomic_add\|printf\|load\|store\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(zeros_like\|universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(partition_S\|partition_D\|partition_A\|partition_B\|partition_C\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_fragment_A\|partition_fragment_B\|partition_fragment_C\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_fragment_A\|partition_fragment_B\|partition_fragment_C\|retile\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(copy\|gemm\)\ze\s*("
+" END flyc vocabulary
 
 " The fields of a launch block, launch k { grid = ...; block = ...; shared
 " = ...; }: a name set with '=' at the start of a line or after '{' or ';'

@@ -1,0 +1,524 @@
+/* fly_builtins_atoms.c — copy and MMA atoms (checked against the atom
+ * table, fly_atom.h), tiled copies and MMAs, a thread's slice of them, the
+ * partitions of tensors among threads, copy and gemm. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "fly_atom.h"
+#include "fly_builtins.h"
+#include "fly_layout_text.h"
+#include "fly_layout_tv.h"
+
+/* ---- atoms ------------------------------------------------------------------------------- */
+
+FlyVal *fly_new_object(FlyInterp *I, FlyObjectKind kind) {
+  FlyVal *v = fly_val_new(&I->A, FLY_V_OBJECT);
+  if (v)
+    v->object.kind = kind;
+  return v;
+}
+
+/* "8, 16, 32, 64 or 128": the widths a copy atom allows. */
+static const char *widths_text(FlyInterp *I, unsigned widths) {
+  char buf[64];
+  int at = 0, n = __builtin_popcount(widths), k = 0;
+  for (int b = 0; b < 32; b++)
+    if ((widths >> b) & 1u)
+      at += snprintf(buf + at, sizeof buf - (size_t)at, "%s%u",
+                     k++ == 0 ? ""
+                     : k == n ? " or "
+                              : ", ",
+                     1u << b);
+  char *s = fly_alloc(&I->A, (size_t)at + 1);
+  if (s)
+    memcpy(s, buf, (size_t)at + 1);
+  return s ? s : "";
+}
+
+const FlyVal *fly_builtin_universal(FlyInterp *I, const FlyArgs *a) {
+  const FlyAtom *atom = fly_atom_find("universal", 9);
+  int64_t bits;
+  if (!fly_arg_int(I, a, 0, "the width of a copy", &bits))
+    return NULL;
+  if (bits < 1 || bits > (1 << 30) || (bits & (bits - 1)) ||
+      !((atom->widths >> __builtin_ctzll((unsigned long long)bits)) & 1u))
+    return fly_err(I, a->node[0], "a universal copy moves %s bits, not %" PRId64,
+                   widths_text(I, atom->widths), bits);
+  FlyVal *v = fly_new_object(I, FLY_OBJ_UNIVERSAL);
+  if (v) {
+    v->object.bits = (int)bits;
+    v->object.atom = atom;
+  }
+  return v;
+}
+
+const FlyVal *fly_builtin_copy_atom(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *op = a->v[0];
+  if (op->kind != FLY_V_OBJECT || op->object.kind != FLY_OBJ_UNIVERSAL)
+    return fly_err(I, a->node[0], "copy_atom takes a copy operation such as universal(128), not %s",
+                   fly_val_describe(&I->A, op));
+  const FlyType *t = fly_arg_type(I, a, 1, "the element type of a copy atom");
+  if (!t)
+    return NULL;
+  if (t->kind != FLY_TY_SCALAR || t->code == FLY_TYPE_I1)
+    return fly_err(I, a->node[1], "a copy atom copies numbers, not %s", fly_type_str(&I->A, t));
+  int eb = fly_type_bits(t);
+  if (op->object.bits % eb != 0)
+    return fly_err(I, a->call, "a copy of %d bits cannot move whole %s elements (%d bits each)",
+                   op->object.bits, fly_type_str(&I->A, t), eb);
+  FlyVal *v = fly_new_object(I, FLY_OBJ_COPY_ATOM);
+  if (v) {
+    v->object.bits = op->object.bits;
+    v->object.atom = op->object.atom;
+    v->object.elem = t;
+  }
+  return v;
+}
+
+const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *op = a->v[0];
+  if (op->kind != FLY_V_OBJECT || op->object.kind != FLY_OBJ_ATOM_NAME)
+    return fly_err(I, a->node[0],
+                   "mma_atom takes an MMA instruction such as "
+                   "nv.mma_sync_16x8x16, not %s",
+                   fly_val_describe(&I->A, op));
+  const FlyAtom *atom = op->object.atom;
+  if (atom->kind != FLY_ATOM_MMA)
+    return fly_err(I, a->node[0], "%s is a copy atom, not an MMA instruction", atom->name);
+  FlyVendor vendor = (FlyVendor)fly_atom_vendor(atom);
+  if (vendor != I->target->vendor)
+    return fly_err(I, a->node[0],
+                   "%s is an %s instruction, but the target is %s (%s); choose the atom with "
+                   "'if const target.vendor == \"%s\"'",
+                   atom->name, fly_vendor_title(vendor), I->target->arch,
+                   fly_vendor_title(I->target->vendor), fly_vendor_name(vendor));
+  if (!fly_atom_available(atom, I->target))
+    return fly_err(I, a->node[0], "%s is an %s instruction, which %s does not have; it runs on %s",
+                   atom->name, fly_mma_family_name(atom->mma), I->target->arch,
+                   fly_atom_targets(atom));
+  const FlyType *in = fly_arg_type(I, a, 1, "the operand type of an MMA");
+  const FlyType *acc = in ? fly_arg_type(I, a, 2, "the accumulator type of an MMA") : NULL;
+  if (!acc)
+    return NULL;
+  if (in->kind != FLY_TY_SCALAR || !fly_atom_takes(atom, in->code))
+    return fly_err(I, a->node[1], "%s does not multiply %s", atom->name, fly_type_str(&I->A, in));
+  if (acc->kind != FLY_TY_SCALAR || acc->code != atom->acc)
+    return fly_err(I, a->node[2], "%s accumulates in %s, not %s", atom->name,
+                   fly_type_code_name(atom->acc), fly_type_str(&I->A, acc));
+  FlyVal *v = fly_new_object(I, FLY_OBJ_MMA_ATOM);
+  if (v) {
+    v->object.name = atom->name;
+    v->object.atom = atom;
+    v->object.elem = in;
+    v->object.acc = acc;
+  }
+  return v;
+}
+
+const FlyVal *fly_builtin_tiled_copy(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *atom = a->v[0];
+  if (atom->kind != FLY_V_OBJECT || atom->object.kind != FLY_OBJ_COPY_ATOM)
+    return fly_err(I, a->node[0], "tiled_copy takes a copy atom, not %s",
+                   fly_val_describe(&I->A, atom));
+  const FlyLayout *thr = fly_arg_layout(I, a, 1, "the thread layout of a tiled copy");
+  const FlyLayout *val = thr ? fly_arg_layout(I, a, 2, "the value layout of a tiled copy") : NULL;
+  if (!val)
+    return NULL;
+  int64_t nval;
+  if (!fly_layout_size(&I->A, val, &nval))
+    return fly_err_algebra(I, a->node[2]);
+  int per_copy = atom->object.bits / fly_type_bits(atom->object.elem);
+  if (nval % per_copy != 0)
+    return fly_err(I, a->node[2],
+                   "each thread copies %" PRId64 " values, which is not a multiple "
+                   "of the %d the atom moves at once",
+                   nval, per_copy);
+  FlyTvLayout *tv = fly_tv_layout_make(&I->A, thr, val);
+  if (!tv)
+    return fly_err_algebra(I, a->call);
+  FlyVal *v = fly_new_object(I, FLY_OBJ_TILED_COPY);
+  if (v) {
+    v->object.base = atom;
+    v->object.tv = tv;
+  }
+  return v;
+}
+
+const FlyVal *fly_builtin_tiled_mma(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *atom = a->v[0];
+  if (atom->kind != FLY_V_OBJECT || atom->object.kind != FLY_OBJ_MMA_ATOM)
+    return fly_err(I, a->node[0], "tiled_mma takes an MMA atom, not %s",
+                   fly_val_describe(&I->A, atom));
+  const FlyLayout *L =
+      a->n > 1 ? fly_arg_layout(I, a, 1, "the layout of the atoms")
+               : fly_layout_make(&I->A, fly_tuple_int(&I->A, 1), fly_tuple_int(&I->A, 0));
+  if (!L)
+    return NULL;
+  if (fly_layout_rank(L) > 3)
+    return fly_err(I, a->node[1],
+                   "the atoms of a tiled MMA are laid out in at most 3 modes "
+                   "(M, N, K)");
+  FlyVal *v = fly_new_object(I, FLY_OBJ_TILED_MMA);
+  if (v) {
+    v->object.base = atom;
+    v->object.layout = L;
+  }
+  return v;
+}
+
+const FlyVal *fly_thread_slice(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *t = a->v[0];
+  bool copy = t->object.kind == FLY_OBJ_TILED_COPY;
+  if (!copy && t->object.kind != FLY_OBJ_TILED_MMA)
+    return fly_err(I, a->node[0],
+                   "slice takes a coordinate and a layout, or a thread of a tiled "
+                   "copy or MMA; not %s",
+                   fly_val_describe(&I->A, t));
+  if (a->n != 2 || !fly_val_is_integer(a->v[1]))
+    return fly_err(I, a->call, "tiled.slice(thread) takes one thread index");
+  FlyVal *v = fly_new_object(I, copy ? FLY_OBJ_THR_COPY : FLY_OBJ_THR_MMA);
+  if (v) {
+    v->object.base = t;
+    v->object.thread = a->v[1];
+  }
+  return v;
+}
+
+/* ---- partitions ------------------------------------------------------------------------ */
+
+/* (values per thread, tiles...) of tensor t cut by a tile of the given
+   shape among `threads` threads. */
+static const FlyVal *partition_shape(FlyInterp *I, const FlyVal *t, const FlyTuple *tile,
+                                     int64_t threads, const FlyNode *at) {
+  int64_t tile_size;
+  if (!fly_tuple_product(&I->A, tile, &tile_size))
+    return fly_err_algebra(I, at);
+  if (tile_size % threads != 0)
+    return fly_err(I, at,
+                   "a tile of %" PRId64 " elements does not divide among %" PRId64 " threads",
+                   tile_size, threads);
+  int r = tile->kind == FLY_TUPLE_SEQ ? tile->n : 1;
+  if (r > fly_tensor_rank(t))
+    return fly_err(I, at, "the tile has %d modes but the tensor only %d", r, fly_tensor_rank(t));
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(fly_tensor_rank(t) + 1));
+  if (!e)
+    return NULL;
+  e[0] = fly_val_int(&I->A, tile_size / threads, NULL);
+  for (int i = 0; i < fly_tensor_rank(t); i++) {
+    const FlyVal *mode = t->tensor.shape->elems[i];
+    if (i >= r) {
+      e[i + 1] = mode;
+      continue;
+    }
+    int64_t ti = tile->kind == FLY_TUPLE_SEQ ? tile->elem[i]->value : tile->value;
+    if (fly_val_is_static(mode)) {
+      const FlyVal *n = fly_shape_size(I, mode, at);
+      if (!n)
+        return NULL;
+      if (n->i % ti != 0)
+        return fly_err(I, at,
+                       "a mode of size %" PRId64 " is not a whole number of tiles of %" PRId64,
+                       n->i, ti);
+      e[i + 1] = fly_val_int(&I->A, n->i / ti, NULL);
+    } else {
+      e[i + 1] = fly_runtime_leaf(I, at,
+                                  "the number of tiles of a tensor whose shape is given at "
+                                  "launch");
+    }
+  }
+  return fly_val_tuple(&I->A, fly_tensor_rank(t) + 1, e);
+}
+
+static const FlyObject *thr_arg(FlyInterp *I, const FlyArgs *a, FlyObjectKind kind,
+                                const char *fn) {
+  const FlyVal *v = a->v[0];
+  if (v->kind == FLY_V_OBJECT && v->object.kind == kind)
+    return &v->object;
+  fly_err(I, a->node[0], "%s is a method of %s, not of %s", fn,
+          kind == FLY_OBJ_THR_COPY ? "a thread's slice of a tiled copy (tc.slice(t))"
+                                   : "a thread's slice of a tiled MMA (mma.slice(t))",
+          fly_val_describe(&I->A, v));
+  return NULL;
+}
+
+static const FlyVal *copy_partition(FlyInterp *I, const FlyArgs *a, const char *fn) {
+  const FlyObject *thr = thr_arg(I, a, FLY_OBJ_THR_COPY, fn);
+  const FlyVal *t = thr ? fly_arg_tensor(I, a, 1, fn) : NULL;
+  if (!t)
+    return NULL;
+  const FlyTvLayout *tv = thr->base->object.tv;
+  int64_t threads;
+  if (!fly_tuple_product(&I->A, tv->tv->shape->elem[0], &threads))
+    return fly_err_algebra(I, a->call);
+  FlyProbe p;
+  const FlyLayout *L = fly_tensor_probe(I, &t->tensor, &p);
+  if (L) {
+    /* As CuTe's partition: the tensor in tiles, each tile through the TV
+       layout, then this thread's values and every tile. */
+    FlyTiler *T = fly_val_to_tiler(I, fly_tuple_to_val(I, tv->tile), a->call);
+    FlyLayout *Z = T ? fly_layout_zipped_divide(&I->A, L, T) : NULL;
+    FlyLayout *tile = Z ? fly_layout_get(&I->A, Z, 0) : NULL;
+    FlyLayout *tvl = tile ? fly_layout_composition(&I->A, tile, tv->tv) : NULL;
+    FlyLayout *vals = tvl ? fly_layout_get(&I->A, tvl, 1) : NULL;
+    FlyLayout *rest = vals ? fly_layout_get(&I->A, Z, 1) : NULL;
+    FlyLayout *R = rest ? fly_layout_prepend(&I->A, rest, vals) : NULL;
+    if (R)
+      return fly_tensor_unprobe(I, t, R, &p, a->call);
+    if (!p.n)
+      return fly_err_algebra(I, a->call);
+    fly_algebra_clear_error(&I->A);
+  }
+  const FlyVal *sh = partition_shape(I, t, tv->tile, threads, a->call);
+  if (!sh)
+    return NULL;
+  return fly_tensor_like(I, t, sh, fly_runtime_like(I, sh, a->call, "a stride given at launch"));
+}
+
+const FlyVal *fly_builtin_partition_S(FlyInterp *I, const FlyArgs *a) {
+  return fly_emit_value(I, copy_partition(I, a, "partition_S"), FLY_OPCODE_PARTITION_S, 2, a->v,
+                        a->call);
+}
+const FlyVal *fly_builtin_partition_D(FlyInterp *I, const FlyArgs *a) {
+  return fly_emit_value(I, copy_partition(I, a, "partition_D"), FLY_OPCODE_PARTITION_D, 2, a->v,
+                        a->call);
+}
+
+/* What a tiled MMA does with one operand: the atom's tile of it (rows by
+   columns: M x K for A, N x K for B, M x N for C), how many warps repeat
+   that tile along each, and the atom's TV layout for it. */
+typedef struct MmaOperand {
+  int64_t rows, cols, warp_rows, warp_cols;
+  const char *tv;
+} MmaOperand;
+
+static MmaOperand mma_operand(FlyInterp *I, const FlyObject *mma, char operand) {
+  const FlyAtom *atom = mma->base->object.atom;
+  const FlyTuple *shape = mma->layout->shape;
+  int64_t wm = 1, wn = 1;
+  if (shape->kind == FLY_TUPLE_SEQ) {
+    fly_tuple_product(&I->A, shape->elem[0], &wm);
+    if (shape->n > 1)
+      fly_tuple_product(&I->A, shape->elem[1], &wn);
+  } else {
+    wm = shape->value;
+  }
+  MmaOperand o = {operand == 'B' ? atom->n : atom->m, operand == 'C' ? atom->n : atom->k,
+                  operand == 'B' ? wn : wm, operand == 'C' ? wn : 1, atom->tv[operand - 'A']};
+  return o;
+}
+
+static FlyTiler *tiler2(FlyInterp *I, int64_t a, int64_t b) {
+  FlyTiler *e[2] = {fly_tiler_layout(&I->A, fly_layout_make(&I->A, fly_tuple_int(&I->A, a),
+                                                            fly_tuple_int(&I->A, 1))),
+                    fly_tiler_layout(&I->A, fly_layout_make(&I->A, fly_tuple_int(&I->A, b),
+                                                            fly_tuple_int(&I->A, 1)))};
+  return fly_tiler_seq(&I->A, 2, e);
+}
+
+/* One thread's values of operand A, B or C of a tiled MMA in a tensor of
+   layout L, as CuTe's thrfrg_A/B/C and a thread's slice: L in the atom's
+   tiles (rows R by columns C), each tile through the atom's TV layout, the
+   tiles dealt out to the warps; the result is (the atom's values, tiles
+   along R, tiles along C), whichever thread it is. */
+static FlyLayout *mma_values(FlyInterp *I, const FlyLayout *L, const FlyObject *mma, char operand) {
+  MmaOperand op = mma_operand(I, mma, operand);
+  const char *text = op.tv;
+  FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
+  FlyTiler *T = tv ? tiler2(I, op.rows, op.cols) : NULL;
+  FlyLayout *Z = T ? fly_layout_zipped_divide(&I->A, L, T) : NULL;
+  FlyLayout *tile = Z ? fly_layout_get(&I->A, Z, 0) : NULL;
+  FlyLayout *tvl = tile ? fly_layout_composition(&I->A, tile, tv) : NULL;
+  FlyLayout *vals = tvl ? fly_layout_get(&I->A, tvl, 1) : NULL;
+  FlyTiler *W = vals ? tiler2(I, op.warp_rows, op.warp_cols) : NULL;
+  FlyLayout *rest = W ? fly_layout_get(&I->A, Z, 1) : NULL;
+  FlyLayout *Zw = rest ? fly_layout_zipped_divide(&I->A, rest, W) : NULL;
+  FlyLayout *tiles = Zw ? fly_layout_get(&I->A, Zw, 1) : NULL;
+  return tiles ? fly_layout_prepend(&I->A, tiles, vals) : NULL;
+}
+
+/* The shape of mma_values for a tensor of the given shape, where it is
+   only known in part: the atom's values, then a tile count per mode. */
+static const FlyVal *mma_values_shape(FlyInterp *I, const FlyVal *t, const FlyObject *mma,
+                                      char operand, const FlyNode *at) {
+  MmaOperand op = mma_operand(I, mma, operand);
+  int64_t step[2] = {op.rows * op.warp_rows, op.cols * op.warp_cols};
+  const char *text = op.tv;
+  FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
+  FlyLayout *vals = tv ? fly_layout_get(&I->A, tv, 1) : NULL;
+  if (!vals)
+    return fly_err_algebra(I, at);
+  int r = fly_tensor_rank(t);
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(r + 1));
+  if (!e)
+    return NULL;
+  e[0] = fly_tuple_to_val(I, vals->shape);
+  for (int i = 0; i < r; i++) {
+    const FlyVal *mode = t->tensor.shape->elems[i];
+    if (i >= 2)
+      e[i + 1] = mode;
+    else if (fly_val_is_static(mode)) {
+      const FlyVal *n = fly_shape_size(I, mode, at);
+      if (!n)
+        return NULL;
+      e[i + 1] = fly_val_int(&I->A, n->i / step[i], NULL);
+    } else
+      e[i + 1] =
+          fly_runtime_leaf(I, at, "the number of tiles of a tensor whose shape is given at launch");
+  }
+  return fly_val_tuple(&I->A, r + 1, e);
+}
+
+/* Every mode the MMA tiles must be a whole number of its tiles. */
+static bool mma_fits(FlyInterp *I, const FlyVal *t, const FlyObject *mma, char operand,
+                     const FlyNode *at) {
+  MmaOperand op = mma_operand(I, mma, operand);
+  int64_t step[2] = {op.rows * op.warp_rows, op.cols * op.warp_cols};
+  const char *dims = operand == 'A' ? "MK" : operand == 'B' ? "NK" : "MN";
+  if (fly_tensor_rank(t) < 2) {
+    fly_err(I, at, "operand %c of an MMA is a tensor of two modes (%c, %c), not of %d", operand,
+            dims[0], dims[1], fly_tensor_rank(t));
+    return false;
+  }
+  for (int i = 0; i < 2; i++) {
+    const FlyVal *mode = t->tensor.shape->elems[i];
+    if (!fly_val_is_static(mode))
+      continue;
+    const FlyVal *n = fly_shape_size(I, mode, at);
+    if (!n)
+      return false;
+    if (n->i % step[i] != 0) {
+      fly_err(I, at,
+              "mode %c of operand %c has %" PRId64 " elements, not a whole number of the MMA's "
+              "tiles of %" PRId64,
+              dims[i], operand, n->i, step[i]);
+      return false;
+    }
+  }
+  return true;
+}
+
+static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand, bool fragment) {
+  char fn[32];
+  snprintf(fn, sizeof fn, "partition_%s%c", fragment ? "fragment_" : "", operand);
+  const FlyObject *thr = thr_arg(I, a, FLY_OBJ_THR_MMA, fn);
+  const FlyVal *t = thr ? fly_arg_tensor(I, a, 1, fn) : NULL;
+  if (!t)
+    return NULL;
+  const FlyObject *mma = &thr->base->object;
+  const FlyObject *atom = &mma->base->object;
+  const FlyType *want = operand == 'C' ? atom->acc : atom->elem;
+  if (!fragment && !fly_type_equal(t->tensor.elem, want) && operand != 'C')
+    return fly_err(I, a->node[1], "the MMA multiplies %s, but this tensor holds %s",
+                   fly_type_str(&I->A, want), fly_type_str(&I->A, t->tensor.elem));
+  if (!mma_fits(I, t, mma, operand, a->call))
+    return NULL;
+  FlyProbe p;
+  const FlyLayout *L = fly_tensor_probe(I, &t->tensor, &p);
+  FlyLayout *R = L ? mma_values(I, L, mma, operand) : NULL;
+  if (L && !R && !p.n)
+    return fly_err_algebra(I, a->call);
+  fly_algebra_clear_error(&I->A);
+  const FlyVal *sh =
+      R ? fly_tuple_to_val(I, R->shape) : mma_values_shape(I, t, mma, operand, a->call);
+  if (!sh)
+    return NULL;
+  if (fragment) {
+    /* A fragment lives in registers: a compact layout of its shape. */
+    if (!fly_val_is_static(sh))
+      return fly_err(I, a->node[1], "%s needs a tensor whose shape is known at compile time", fn);
+    FlyTuple *s = fly_val_to_tuple(I, sh, a->call, "a shape");
+    FlyLayout *F = s ? fly_layout_col_major(&I->A, s) : NULL;
+    if (!F)
+      return fly_err_algebra(I, a->call);
+    return fly_make_tensor(I, operand == 'C' ? atom->acc : atom->elem, FLY_SPACE_REGISTER,
+                           fly_tuple_to_val(I, F->shape), fly_tuple_to_val(I, F->stride));
+  }
+  if (R)
+    return fly_tensor_unprobe(I, t, R, &p, a->call);
+  return fly_tensor_like(
+      I, t, sh, fly_runtime_like(I, sh, a->call, "a stride chosen by the MMA's partition"));
+}
+
+#define MMA_PARTITION(op, frag, name, ID)                                                          \
+  const FlyVal *fly_builtin_##name(FlyInterp *I, const FlyArgs *a) {                               \
+    return fly_emit_value(I, mma_partition(I, a, op, frag), FLY_OPCODE_##ID, 2, a->v, a->call);    \
+  }
+MMA_PARTITION('A', false, partition_A, PARTITION_A)
+MMA_PARTITION('B', false, partition_B, PARTITION_B)
+MMA_PARTITION('C', false, partition_C, PARTITION_C)
+MMA_PARTITION('A', true, partition_fragment_A, PARTITION_FRAGMENT_A)
+MMA_PARTITION('B', true, partition_fragment_B, PARTITION_FRAGMENT_B)
+MMA_PARTITION('C', true, partition_fragment_C, PARTITION_FRAGMENT_C)
+
+const FlyVal *fly_builtin_retile(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *t = fly_arg_tensor(I, a, a->n - 1, "retile");
+  return t;
+}
+
+/* ---- copy and gemm ----------------------------------------------------------------------- */
+
+const FlyVal *fly_builtin_copy(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *atom = a->v[0];
+  bool tiled = atom->kind == FLY_V_OBJECT && atom->object.kind == FLY_OBJ_TILED_COPY;
+  if (!tiled && !(atom->kind == FLY_V_OBJECT && atom->object.kind == FLY_OBJ_COPY_ATOM))
+    return fly_err(I, a->node[0], "copy takes a copy atom or a tiled copy first, not %s",
+                   fly_val_describe(&I->A, atom));
+  if (I->in_launch)
+    return fly_err(I, a->call, "copy runs on the GPU; a launch block runs on the host");
+  if (tiled && !atom->object.base)
+    return fly_err(I, a->node[0],
+                   "this thread-value layout has no copy atom; make it with "
+                   "tiled_copy(atom, threads, values)");
+  const FlyVal *src = fly_arg_tensor(I, a, 1, "copy");
+  const FlyVal *dst = src ? fly_arg_tensor(I, a, 2, "copy") : NULL;
+  if (!dst)
+    return NULL;
+  const FlyType *elem = tiled ? atom->object.base->object.elem : atom->object.elem;
+  for (int i = 1; i <= 2; i++)
+    if (!fly_type_equal(a->v[i]->tensor.elem, elem))
+      return fly_err(I, a->node[i], "the copy atom moves %s, but this tensor holds %s",
+                     fly_type_str(&I->A, elem), fly_type_str(&I->A, a->v[i]->tensor.elem));
+  int64_t ns, nd;
+  if (fly_tensor_static_size(I, src, &ns) && fly_tensor_static_size(I, dst, &nd) && ns != nd)
+    return fly_err(I, a->call, "copy from %" PRId64 " elements to %" PRId64 " elements", ns, nd);
+  return fly_emit_effect(I, FLY_OPCODE_COPY, 3, a->v, a->call) ? fly_val_none() : NULL;
+}
+
+/* The value of an MMA operand: a register fragment or a runtime vector. */
+static const FlyType *operand_type(FlyInterp *I, const FlyArgs *a, int i) {
+  const FlyVal *v = a->v[i];
+  if (v->kind == FLY_V_TENSOR)
+    return fly_tensor_value_type(I, v, a->node[i], "gemm");
+  if (v->kind == FLY_V_RUNTIME)
+    return v->type;
+  fly_err(I, a->node[i], "gemm takes fragments or vectors, not %s", fly_val_describe(&I->A, v));
+  return NULL;
+}
+
+const FlyVal *fly_builtin_gemm(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *m = a->v[0];
+  const FlyObject *atom = NULL;
+  if (m->kind == FLY_V_OBJECT && m->object.kind == FLY_OBJ_MMA_ATOM)
+    atom = &m->object;
+  else if (m->kind == FLY_V_OBJECT && m->object.kind == FLY_OBJ_TILED_MMA)
+    atom = &m->object.base->object;
+  else if (m->kind == FLY_V_OBJECT && m->object.kind == FLY_OBJ_THR_MMA)
+    atom = &m->object.base->object.base->object;
+  else
+    return fly_err(I, a->node[0], "gemm takes an MMA atom or a tiled MMA first, not %s",
+                   fly_val_describe(&I->A, m));
+  const FlyType *ta = operand_type(I, a, 1), *tb = ta ? operand_type(I, a, 2) : NULL;
+  const FlyType *tc = tb ? operand_type(I, a, 3) : NULL;
+  if (!tc)
+    return NULL;
+  const FlyType *types[3] = {ta, tb, tc};
+  for (int i = 0; i < 3; i++) {
+    const FlyType *e = types[i]->kind == FLY_TY_VEC ? types[i]->elem : types[i];
+    const FlyType *want = i == 2 ? atom->acc : atom->elem;
+    if (!fly_type_equal(e, want))
+      return fly_err(I, a->node[i + 1], "the MMA takes %s here, not %s", fly_type_str(&I->A, want),
+                     fly_type_str(&I->A, e));
+  }
+  FlyOrigin o = {a->call, "the result of an MMA"};
+  return fly_emit_value(I, fly_val_runtime(&I->A, tc, o), FLY_OPCODE_GEMM, 4, a->v, a->call);
+}
