@@ -3,7 +3,7 @@
  * Each builtin converts its arguments to algebra values, calls the operation
  * of fly_layout.h and converts the result back; the algebra's own messages
  * become errors at the call. The divides accept a tensor as well as a
- * layout (fly_builtins_data.c does the tensor part). */
+ * layout (fly_builtins_tensor.c does the tensor part). */
 #include <inttypes.h>
 #include <string.h>
 

@@ -221,7 +221,7 @@ const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *arg
 /* A member of a value: fields of target and the GPU indices, atom names of
    nv and amd, and methods (x.f is the builtin f with x as its first argument). */
 const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *member);
-/* Tensor indexing and slicing (fly_builtins_data.c). */
+/* Tensor indexing and slicing (fly_builtins_tensor.c). */
 const FlyVal *fly_index_tensor(FlyInterp *I, const FlyVal *t, int n, const FlyVal **idx,
                                const FlyNode *at);
 /* The layout a static tensor pattern describes, or NULL when a leaf is
