@@ -2,13 +2,13 @@
  * LLVM operations the Fly passes emit (fly_lower_build.h). */
 #include "fly_lower_build.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fly_atom.h"
+#include "fly_layout_text.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
@@ -42,263 +42,90 @@ char *fly_lower_attr_text(MlirAttribute a) {
   return print_text(none, a);
 }
 
-char *fly_lower_quoted(const char *s, int index) {
-  for (int i = 0; (s = strchr(s, '"')); i++) {
-    const char *end = strchr(s + 1, '"');
-    if (!end)
-      return NULL;
-    if (i == index) {
-      size_t n = (size_t)(end - s - 1);
-      char *r = malloc(n + 1);
-      if (r) {
-        memcpy(r, s + 1, n);
-        r[n] = 0;
-      }
-      return r;
-    }
-    s = end + 1;
-  }
-  return NULL;
+/* ---- layouts and arithmetic ------------------------------------------------------------------ */
+
+static const void *emit2(FlyBuild *b, const char *op, const void *x, const void *y) {
+  MlirValue v[2] = {{x}, {y}};
+  return fly_mlir_op1(b->m, b->ip, b->loc, op, b->i32, 2, v, 0, NULL).ptr;
+}
+static const void *sym_constant(void *b, int64_t c) { return fly_build_i32(b, c).ptr; }
+static const void *sym_add(void *b, const void *x, const void *y) {
+  return emit2(b, "arith.addi", x, y);
+}
+static const void *sym_mul(void *b, const void *x, const void *y) {
+  return emit2(b, "arith.muli", x, y);
+}
+static const void *sym_div(void *b, const void *x, const void *y) {
+  return emit2(b, "arith.divui", x, y);
+}
+static const void *sym_rem(void *b, const void *x, const void *y) {
+  return emit2(b, "arith.remui", x, y);
 }
 
-static void skip_space(const char **s) {
-  while (isspace((unsigned char)**s))
-    (*s)++;
+FlySymOps fly_build_ops(FlyBuild *b) {
+  FlySymOps o = {b, sym_constant, sym_add, sym_mul, sym_div, sym_rem};
+  return o;
 }
 
-FlyTree *fly_tree_parse(const char **s, const MlirValue *vals, int nvals, int *next) {
-  skip_space(s);
-  FlyTree *t = calloc(1, sizeof *t);
-  if (!t)
-    return NULL;
-  t->n = -1;
-  if (**s == '(') {
-    (*s)++;
-    t->n = 0;
-    skip_space(s);
-    if (**s == ')') {
-      (*s)++;
-      return t;
-    }
-    for (;;) {
-      FlyTree *e = fly_tree_parse(s, vals, nvals, next);
-      FlyTree **grown = e ? realloc(t->e, sizeof *grown * (size_t)(t->n + 1)) : NULL;
-      if (!grown) {
-        fly_tree_free(e);
-        fly_tree_free(t);
-        return NULL;
-      }
-      t->e = grown;
-      t->e[t->n++] = e;
-      skip_space(s);
-      if (**s == ',') {
-        (*s)++;
-        continue;
-      }
-      if (**s == ')') {
-        (*s)++;
-        return t;
-      }
-      fly_tree_free(t);
-      return NULL;
-    }
+MlirValue fly_build_sym(FlyBuild *b, FlySym x) {
+  return fly_sym_is_const(x) ? fly_build_i32(b, x.c) : (MlirValue){x.v};
+}
+
+/* Gives the `?` leaves of t the values vals[*next], vals[*next + 1] ...;
+   false when there are too few. */
+static bool bind(FlyTuple *t, const MlirValue *vals, int nvals, int *next) {
+  if (t->kind == FLY_TUPLE_DYNAMIC) {
+    if (*next >= nvals)
+      return false;
+    t->sym = vals[(*next)++].ptr;
+    return true;
   }
-  if (**s == '?') {
-    (*s)++;
-    t->dyn = true;
-    if (vals) {
-      if (*next >= nvals) {
-        free(t);
-        return NULL;
-      }
-      t->leaf.v = vals[(*next)++];
-    } else {
-      (*next)++;
-    }
-    return t;
-  }
-  if (**s == '_') {
-    (*s)++;
-    t->under = true;
-    return t;
-  }
-  char *end;
-  long long v = strtoll(*s, &end, 10);
-  if (end == *s) {
-    free(t);
+  for (int i = 0; t->kind == FLY_TUPLE_SEQ && i < t->n; i++)
+    if (!bind(t->elem[i], vals, nvals, next))
+      return false;
+  return true;
+}
+
+int fly_tuple_dynamic_count(FlyTuple *t) {
+  FlyTuple *leaves[1024];
+  int n = fly_tuple_leaves(t, leaves, 1024), k = 0;
+  for (int i = 0; i < n && i < 1024; i++)
+    k += leaves[i]->kind == FLY_TUPLE_DYNAMIC;
+  return k;
+}
+
+int fly_layout_dynamic_count(const FlyLayout *L) {
+  return fly_tuple_dynamic_count(L->shape) + fly_tuple_dynamic_count(L->stride);
+}
+
+FlyTuple *fly_build_tuple(FlyBuild *b, const char *text, const MlirValue *vals, int nvals) {
+  FlyTuple *t = text ? fly_parse_tuple_pattern(b->A, text, strlen(text)) : NULL;
+  int next = 0;
+  if (!t || (vals && (!bind(t, vals, nvals, &next) || next != nvals))) {
+    fly_build_error(b, "internal error: the tuple '%s' does not match its %d values",
+                    text ? text : "", nvals);
+    fly_algebra_clear_error(b->A);
     return NULL;
   }
-  *s = end;
-  t->leaf.c = v;
   return t;
 }
 
-void fly_tree_free(FlyTree *t) {
-  if (!t)
-    return;
-  for (int i = 0; i < t->n; i++)
-    fly_tree_free(t->e[i]);
-  free(t->e);
-  free(t);
-}
-
-int fly_tree_leaves(FlyTree *t, FlyTree **out, int cap) {
-  if (t->n < 0) {
-    if (cap > 0)
-      out[0] = t;
-    return 1;
-  }
-  int n = 0;
-  for (int i = 0; i < t->n; i++)
-    n += fly_tree_leaves(t->e[i], out + (n < cap ? n : cap), n < cap ? cap - n : 0);
-  return n;
-}
-
-int fly_lower_count_dyn(const char *text) {
-  int n = 0;
-  for (; *text; text++)
-    n += *text == '?';
-  return n;
-}
-
-bool fly_layout_tree_parse(const char *text, const MlirValue *vals, int nvals, FlyLayoutTree *out) {
-  out->shape = out->stride = NULL;
-  const char *colon = strchr(text, ':');
-  if (!colon)
-    return false;
+FlyLayout *fly_build_layout(FlyBuild *b, const char *text, const MlirValue *vals, int nvals) {
+  FlyLayout *L = text ? fly_parse_layout_pattern(b->A, text, strlen(text)) : NULL;
   int next = 0;
-  const char *s = text;
-  /* Shape leaves come first in vals, then stride leaves. */
-  out->shape = fly_tree_parse(&s, vals, nvals, &next);
-  skip_space(&s);
-  if (!out->shape || *s != ':')
-    goto bad;
-  s++;
-  out->stride = fly_tree_parse(&s, vals, nvals, &next);
-  skip_space(&s);
-  if (!out->stride || *s || (vals && next != nvals))
-    goto bad;
-  return true;
-bad:
-  fly_layout_tree_free(out);
-  return false;
-}
-
-void fly_layout_tree_free(FlyLayoutTree *l) {
-  fly_tree_free(l->shape);
-  fly_tree_free(l->stride);
-  l->shape = l->stride = NULL;
-}
-
-/* ---- arithmetic ----------------------------------------------------------------------------- */
-
-FlySym fly_sym_const(int64_t c) {
-  FlySym s = {{NULL}, c};
-  return s;
-}
-
-bool fly_sym_is_const(FlySym a) { return mlirValueIsNull(a.v); }
-
-static FlySym sym_of(MlirValue v) {
-  FlySym s = {v, 0};
-  return s;
+  if (!L || (vals && (!bind(L->shape, vals, nvals, &next) || !bind(L->stride, vals, nvals, &next) ||
+                      next != nvals))) {
+    fly_build_error(b, "internal error: the layout '%s' does not match its %d values",
+                    text ? text : "", nvals);
+    fly_algebra_clear_error(b->A);
+    return NULL;
+  }
+  return L;
 }
 
 MlirValue fly_build_i32(FlyBuild *b, int64_t c) {
   MlirNamedAttribute a = fly_mlir_named(b->m, "value", mlirIntegerAttrGet(b->i32, c));
   return fly_mlir_op1(b->m, b->ip, b->loc, "arith.constant", b->i32, 0, NULL, 1, &a);
-}
-
-MlirValue fly_sym_value(FlyBuild *b, FlySym x) {
-  return fly_sym_is_const(x) ? fly_build_i32(b, x.c) : x.v;
-}
-
-static FlySym arith(FlyBuild *b, const char *op, FlySym x, FlySym y) {
-  MlirValue v[2] = {fly_sym_value(b, x), fly_sym_value(b, y)};
-  return sym_of(fly_mlir_op1(b->m, b->ip, b->loc, op, b->i32, 2, v, 0, NULL));
-}
-
-FlySym fly_sym_add(FlyBuild *b, FlySym x, FlySym y) {
-  if (fly_sym_is_const(x) && fly_sym_is_const(y))
-    return fly_sym_const(x.c + y.c);
-  if (fly_sym_is_const(x) && x.c == 0)
-    return y;
-  if (fly_sym_is_const(y) && y.c == 0)
-    return x;
-  return arith(b, "arith.addi", x, y);
-}
-
-FlySym fly_sym_mul(FlyBuild *b, FlySym x, FlySym y) {
-  if (fly_sym_is_const(x) && fly_sym_is_const(y))
-    return fly_sym_const(x.c * y.c);
-  if ((fly_sym_is_const(x) && x.c == 0) || (fly_sym_is_const(y) && y.c == 0))
-    return fly_sym_const(0);
-  if (fly_sym_is_const(x) && x.c == 1)
-    return y;
-  if (fly_sym_is_const(y) && y.c == 1)
-    return x;
-  return arith(b, "arith.muli", x, y);
-}
-
-FlySym fly_sym_div(FlyBuild *b, FlySym x, FlySym y) {
-  if (fly_sym_is_const(x) && fly_sym_is_const(y) && y.c)
-    return fly_sym_const(x.c / y.c);
-  if (fly_sym_is_const(y) && y.c == 1)
-    return x;
-  if (fly_sym_is_const(x) && x.c == 0)
-    return x;
-  return arith(b, "arith.divui", x, y);
-}
-
-FlySym fly_sym_rem(FlyBuild *b, FlySym x, FlySym y) {
-  if (fly_sym_is_const(x) && fly_sym_is_const(y) && y.c)
-    return fly_sym_const(x.c % y.c);
-  if ((fly_sym_is_const(y) && y.c == 1) || (fly_sym_is_const(x) && x.c == 0))
-    return fly_sym_const(0);
-  return arith(b, "arith.remui", x, y);
-}
-
-FlySym fly_tree_size(FlyBuild *b, const FlyTree *shape) {
-  if (shape->n < 0)
-    return shape->leaf;
-  FlySym s = fly_sym_const(1);
-  for (int i = 0; i < shape->n; i++)
-    s = fly_sym_mul(b, s, fly_tree_size(b, shape->e[i]));
-  return s;
-}
-
-FlySym fly_tree_crd2idx(FlyBuild *b, FlySym idx, const FlyTree *shape, const FlyTree *stride) {
-  if (shape->n < 0 || stride->n < 0)
-    return fly_sym_mul(b, idx, stride->n < 0 ? stride->leaf : fly_sym_const(0));
-  /* An index for a whole mode: its coordinate in each sub-mode,
-     column-major, the last sub-mode taking what remains. */
-  FlySym off = fly_sym_const(0);
-  for (int i = 0; i < shape->n && i < stride->n; i++) {
-    FlySym c = idx;
-    if (i + 1 < shape->n) {
-      FlySym s = fly_tree_size(b, shape->e[i]);
-      c = fly_sym_rem(b, idx, s);
-      idx = fly_sym_div(b, idx, s);
-    }
-    off = fly_sym_add(b, off, fly_tree_crd2idx(b, c, shape->e[i], stride->e[i]));
-  }
-  return off;
-}
-
-void fly_tree_idx2crd(FlyBuild *b, FlySym idx, const FlyTree *shape, FlySym *out, int *n) {
-  if (shape->n < 0) {
-    out[(*n)++] = idx;
-    return;
-  }
-  for (int i = 0; i < shape->n; i++) {
-    FlySym c = idx;
-    if (i + 1 < shape->n) {
-      FlySym s = fly_tree_size(b, shape->e[i]);
-      c = fly_sym_rem(b, idx, s);
-      idx = fly_sym_div(b, idx, s);
-    }
-    fly_tree_idx2crd(b, c, shape->e[i], out, n);
-  }
 }
 
 /* ---- operations ----------------------------------------------------------------------------- */
@@ -316,12 +143,12 @@ MlirValue fly_build_gep(FlyBuild *b, MlirValue ptr, MlirType elem, FlySym off) {
   if (fly_sym_is_const(off) && off.c == 0)
     return ptr;
   char raw[64];
-  MlirValue v[2] = {ptr, off.v};
+  MlirValue v[2] = {ptr, {off.v}};
   int n = 1;
   if (fly_sym_is_const(off) && off.c > INT32_MIN && off.c <= INT32_MAX) {
     snprintf(raw, sizeof raw, "array<i32: %lld>", (long long)off.c);
   } else {
-    v[1] = fly_sym_value(b, off);
+    v[1] = fly_build_sym(b, off);
     n = 2;
     snprintf(raw, sizeof raw, "array<i32: %d>", INT32_MIN);
   }
@@ -373,14 +200,34 @@ int fly_lower_type_bytes(MlirType t) {
 
 /* ---- memrefs -------------------------------------------------------------------------------- */
 
+/* The index-th quoted parameter of a type's text (malloc'd), or NULL. */
+static char *quoted(const char *s, int index) {
+  for (int i = 0; (s = strchr(s, '"')); i++) {
+    const char *end = strchr(s + 1, '"');
+    if (!end)
+      return NULL;
+    if (i == index) {
+      size_t n = (size_t)(end - s - 1);
+      char *r = malloc(n + 1);
+      if (r) {
+        memcpy(r, s + 1, n);
+        r[n] = 0;
+      }
+      return r;
+    }
+    s = end + 1;
+  }
+  return NULL;
+}
+
 bool fly_memtype_read(FlyMlir *m, MlirType t, FlyMemType *out) {
   memset(out, 0, sizeof *out);
   char *text = fly_lower_type_text(t);
   bool ok = false;
   if (text && strncmp(text, "!fly.memref<", 12) == 0) {
     const char *comma = strchr(text, ',');
-    char *space = fly_lower_quoted(text, 0);
-    out->layout = fly_lower_quoted(text, 1);
+    char *space = quoted(text, 0);
+    out->layout = quoted(text, 1);
     if (comma && space && out->layout) {
       out->elem =
           mlirTypeParseGet(m->ctx, mlirStringRefCreate(text + 12, (size_t)(comma - (text + 12))));
@@ -463,9 +310,7 @@ bool fly_memdesc_of(FlyBuild *b, MlirValue v, FlyMemDesc *d) {
   for (int i = 1; i < n && i <= 256; i++)
     vals[i - 1] = mlirOperationGetOperand(def, i);
   d->ptr = mlirOperationGetOperand(def, 0);
-  if (n - 1 > 256 || !fly_layout_tree_parse(d->type.layout, vals, n - 1, &d->L)) {
-    fly_build_error(b, "internal error: the leaves of a memref do not match its layout '%s'",
-                    d->type.layout);
+  if (n - 1 > 256 || !(d->L = fly_build_layout(b, d->type.layout, vals, n - 1))) {
     fly_memdesc_free(d);
     return false;
   }
@@ -474,7 +319,7 @@ bool fly_memdesc_of(FlyBuild *b, MlirValue v, FlyMemDesc *d) {
 
 void fly_memdesc_free(FlyMemDesc *d) {
   fly_memtype_free(&d->type);
-  fly_layout_tree_free(&d->L);
+  d->L = NULL; /* in the pass's algebra session */
 }
 
 int fly_lower_addr_space(const char *space, int priv) {

@@ -1,44 +1,35 @@
-/* fly_lower_build.h — what the Fly lowering passes share: the pieces of a
- * Fly type's text, layouts whose leaves are numbers or SSA values, and a
- * builder that folds the arithmetic on them as it emits it.
+/* fly_lower_build.h — what the Fly lowering passes share: the parameters
+ * of a Fly type, layouts whose leaves are numbers or SSA values, and a
+ * builder of the LLVM operations they emit.
  *
- * A Fly type carries its static layout as text ("((32,32),(?,?)):((1,?),(32,?))");
- * the values of the `?` leaves travel as operands (fly.make_memref and the
+ * A Fly type carries its layout as the layout algebra's text with `?` for
+ * the leaves known only when the kernel runs ("((32,32),(?,?)):((1,?),(32,?))");
+ * the values of those leaves travel as operands (fly.make_memref and the
  * views list them, shape leaves first, then stride leaves). The passes read
- * the text into a tree whose leaves are FlySym: a number, or a value of type
- * i32 known only when the kernel runs. Arithmetic on FlySym folds where both
- * sides are numbers, so static layouts produce no code at all. */
+ * the text with the algebra's own pattern reader (fly_layout_text.h) and
+ * give each `?` its value; sema's symbolic functions (fly_symbolic.h) then
+ * compute offsets and sizes, folding what is static, and call back here to
+ * emit the rest as arith on i32. So lower/ has no layout parser and no
+ * layout algebra of its own. */
 #ifndef FLY_LOWER_BUILD_H
 #define FLY_LOWER_BUILD_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fly_layout.h"
 #include "fly_mlir.h"
+#include "fly_symbolic.h"
 
-/* A number, or (value not null) a runtime i32. */
-typedef struct FlySym {
-  MlirValue v;
-  int64_t c;
-} FlySym;
-
-/* A layout or int-tuple tree: a leaf (n < 0) or a tuple of n modes. */
-typedef struct FlyTree FlyTree;
-struct FlyTree {
-  int n;       /* -1 for a leaf */
-  FlySym leaf; /* leaves: the value */
-  bool dyn;    /* leaves: `?` in the text */
-  bool under;  /* leaves: `_` in the text */
-  FlyTree **e; /* tuples: the modes */
-};
-
-/* Emits at one insertion point with one location; remembers failure. */
+/* Emits at one insertion point with one location; remembers failure. The
+   algebra session A (the pass's) holds the layouts the pass reads. */
 typedef struct FlyBuild {
   FlyMlir *m;
   FlyInsert ip;
   MlirLocation loc;
   MlirType i32;
   bool failed;
+  FlyAlgebra *A;
 } FlyBuild;
 
 /* ---- text ----------------------------------------------------------------------------------- */
@@ -46,45 +37,23 @@ typedef struct FlyBuild {
 /* The text of a type or attribute (malloc'd). */
 char *fly_lower_type_text(MlirType t);
 char *fly_lower_attr_text(MlirAttribute a);
-/* The index-th quoted parameter of a Fly type's text (malloc'd), or NULL. */
-char *fly_lower_quoted(const char *type_text, int index);
-/* A tuple text ("(4,(2,?))", "_", "8", "()") as a tree; `?` leaves take the
-   values vals[*next], vals[*next + 1] ... in order (NULL vals: they stay
-   unknown, value null and dyn set). NULL when the text is malformed. */
-FlyTree *fly_tree_parse(const char **s, const MlirValue *vals, int nvals, int *next);
-void fly_tree_free(FlyTree *t);
-/* Leaves in order; the number of leaves, at most cap stored. */
-int fly_tree_leaves(FlyTree *t, FlyTree **out, int cap);
-/* The number of `?` leaves of a tuple text or "S:D" layout text. */
-int fly_lower_count_dyn(const char *text);
 
-/* A layout "S:D" read with the values of its `?` leaves (shape ones
-   first). False when malformed or when the values do not match. */
-typedef struct FlyLayoutTree {
-  FlyTree *shape, *stride;
-} FlyLayoutTree;
-bool fly_layout_tree_parse(const char *text, const MlirValue *vals, int nvals, FlyLayoutTree *out);
-void fly_layout_tree_free(FlyLayoutTree *l);
+/* ---- layouts and arithmetic ------------------------------------------------------------------ */
 
-/* ---- arithmetic ----------------------------------------------------------------------------- */
-
-FlySym fly_sym_const(int64_t c);
-bool fly_sym_is_const(FlySym a);
-FlySym fly_sym_add(FlyBuild *b, FlySym x, FlySym y);
-FlySym fly_sym_mul(FlyBuild *b, FlySym x, FlySym y);
-/* Division and remainder of non-negative numbers. */
-FlySym fly_sym_div(FlyBuild *b, FlySym x, FlySym y);
-FlySym fly_sym_rem(FlyBuild *b, FlySym x, FlySym y);
-/* The value of a FlySym (a constant made now for a number). */
-MlirValue fly_sym_value(FlyBuild *b, FlySym x);
-/* The number of elements of a shape tree. */
-FlySym fly_tree_size(FlyBuild *b, const FlyTree *shape);
-/* Where the coordinate crd (a tree congruent to a prefix of shape, or one
-   index for a whole mode) lands in the layout: CuTe's crd2idx. */
-FlySym fly_tree_crd2idx(FlyBuild *b, FlySym idx, const FlyTree *shape, const FlyTree *stride);
-/* The coordinate of index idx in shape, column-major, as leaves in order
-   (out has one entry per leaf of shape). */
-void fly_tree_idx2crd(FlyBuild *b, FlySym idx, const FlyTree *shape, FlySym *out, int *n);
+/* The arithmetic fly_symbolic.h asks for, emitted by b as arith on i32. */
+FlySymOps fly_build_ops(FlyBuild *b);
+/* The value of x (a constant made now for a number). */
+MlirValue fly_build_sym(FlyBuild *b, FlySym x);
+static inline FlySym fly_sym_of(MlirValue v) { return fly_sym_handle(v.ptr); }
+/* A tuple or layout pattern read from text, its `?` leaves taking vals[0],
+   vals[1] ... in order (shape leaves before stride leaves); with vals NULL
+   they stay without values (only their structure is wanted). NULL after an
+   error at b's location (a malformed text, or as many values as `?`s). */
+FlyTuple *fly_build_tuple(FlyBuild *b, const char *text, const MlirValue *vals, int nvals);
+FlyLayout *fly_build_layout(FlyBuild *b, const char *text, const MlirValue *vals, int nvals);
+/* The number of `?` leaves of a tuple or layout. */
+int fly_tuple_dynamic_count(FlyTuple *t);
+int fly_layout_dynamic_count(const FlyLayout *L);
 
 /* ---- operations ----------------------------------------------------------------------------- */
 
@@ -105,8 +74,6 @@ void fly_build_error(FlyBuild *b, const char *fmt, ...) __attribute__((format(pr
 /* The bytes of a scalar type (f16 2, f32 4 ...); 0 for others. */
 int fly_lower_type_bytes(MlirType t);
 
-#endif
-
 /* ---- memrefs -------------------------------------------------------------------------------- */
 
 /* What a !fly.memref type says: element type, memory, layout text. */
@@ -120,11 +87,11 @@ bool fly_memtype_read(FlyMlir *m, MlirType t, FlyMemType *out);
 void fly_memtype_free(FlyMemType *t);
 
 /* A memref after fly-layout-lowering: made by fly.make_memref(ptr, leaves),
-   its layout read with those leaves. */
+   its layout read with those leaves (in b's algebra session). */
 typedef struct FlyMemDesc {
   FlyMemType type;
   MlirValue ptr;
-  FlyLayoutTree L;
+  FlyLayout *L;
 } FlyMemDesc;
 /* False, after an error at b's location, when v is not such a memref. */
 bool fly_memdesc_of(FlyBuild *b, MlirValue v, FlyMemDesc *d);
@@ -156,3 +123,5 @@ MlirOperation fly_lower_atom_op(MlirValue atom);
 const struct FlyAtom *fly_lower_atom(MlirValue atom);
 /* The value of an operation's integer attribute, or `missing`. */
 int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing);
+
+#endif

@@ -16,18 +16,20 @@
 
 #include "fly_atom.h"
 #include "fly_lower.h"
+#include "fly_layout_text.h"
 #include "fly_lower_build.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
 typedef struct Tuple {
   MlirValue v;
-  FlyTree *tree;                 /* int tuples */
-  const FlyTree *shape, *stride; /* layouts: the trees of their two tuples */
+  FlyTuple *tuple;                /* int tuples */
+  const FlyTuple *shape, *stride; /* layouts: their two tuples */
 } Tuple;
 
 typedef struct Views {
   FlyMlir *m;
+  FlyAlgebra A; /* the layouts read in this run of the pass */
   int priv_as;
   Tuple *tuples;
   int ntuples, cap;
@@ -70,19 +72,15 @@ static MlirOperation ancestor(MlirOperation op, const char *name) {
   return none;
 }
 
-/* The elements a static layout spans: 1 + the largest offset. */
-static int64_t cosize(const FlyLayoutTree *L) {
-  FlyTree *sh[1024], *st[1024];
-  int n = fly_tree_leaves(L->shape, sh, 1024), m = fly_tree_leaves(L->stride, st, 1024);
-  if (n != m || n > 1024)
+/* The elements a static layout spans (the algebra's cosize), or -1. */
+static int64_t cosize(FlyBuild *b, const FlyLayout *L) {
+  int64_t n;
+  if (!L || !fly_tuple_is_static(L->shape) || !fly_tuple_is_static(L->stride) ||
+      !fly_layout_cosize(b->A, L, &n)) {
+    fly_algebra_clear_error(b->A);
     return -1;
-  int64_t hi = 0;
-  for (int i = 0; i < n; i++) {
-    if (sh[i]->dyn || st[i]->dyn || st[i]->leaf.c < 0)
-      return -1;
-    hi += (sh[i]->leaf.c - 1) * st[i]->leaf.c;
   }
-  return hi + 1;
+  return n;
 }
 
 /* Replaces op's only result by v and drops op. */
@@ -112,15 +110,12 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   FlyMemType mt;
   if (!fly_memtype_read(w->m, rt, &mt))
     return fly_build_error(b, "internal error: a malformed !fly.memref type");
-  FlyLayoutTree L;
-  if (mt.swizzled || !fly_layout_tree_parse(mt.layout, NULL, 0, &L)) {
-    fly_build_error(b, mt.swizzled ? "swizzled shared memory is not lowered yet"
-                                   : "internal error: a malformed shared layout");
+  if (mt.swizzled) {
+    fly_build_error(b, "swizzled shared memory is not lowered yet");
     fly_memtype_free(&mt);
     return;
   }
-  int64_t n = cosize(&L);
-  fly_layout_tree_free(&L);
+  int64_t n = cosize(b, fly_build_layout(b, mt.layout, NULL, 0));
   MlirOperation gm = ancestor(op, "gpu.module");
   if (n <= 0 || mlirOperationIsNull(gm)) {
     fly_memtype_free(&mt);
@@ -154,9 +149,7 @@ static void alloc_reg(Views *w, FlyBuild *b, MlirOperation op) {
   FlyMemType mt;
   if (!fly_memtype_read(w->m, rt, &mt))
     return fly_build_error(b, "internal error: a malformed !fly.memref type");
-  FlyLayoutTree L;
-  int64_t n = fly_layout_tree_parse(mt.layout, NULL, 0, &L) ? cosize(&L) : -1;
-  fly_layout_tree_free(&L);
+  int64_t n = cosize(b, fly_build_layout(b, mt.layout, NULL, 0));
   MlirOperation fn = ancestor(op, "gpu.func");
   if (n <= 0 || mlirOperationIsNull(fn)) {
     fly_memtype_free(&mt);
@@ -178,125 +171,100 @@ static void alloc_reg(Views *w, FlyBuild *b, MlirOperation op) {
 
 /* ---- views ---------------------------------------------------------------------------------- */
 
-/* The offset of a coordinate (a tree of `_`, numbers and values, or one
-   index for a whole mode) in a layout. */
-static FlySym coord_offset(FlyBuild *b, const FlyTree *crd, const FlyTree *shape,
-                           const FlyTree *stride) {
-  if (crd->n < 0)
-    return crd->under ? fly_sym_const(0) : fly_tree_crd2idx(b, crd->leaf, shape, stride);
-  FlySym off = fly_sym_const(0);
-  if (shape->n < crd->n || stride->n < crd->n) {
-    fly_build_error(b, "internal error: a coordinate with more modes than its layout");
-    return off;
-  }
-  for (int i = 0; i < crd->n; i++)
-    off = fly_sym_add(b, off, coord_offset(b, crd->e[i], shape->e[i], stride->e[i]));
-  return off;
-}
-
-/* Mode i of a layout, or the layout itself when it is a leaf and i is 0. */
-static const FlyTree *mode(const FlyTree *t, int i) {
-  if (t->n < 0)
-    return i == 0 ? t : NULL;
-  return i < t->n ? t->e[i] : NULL;
-}
-
 /* The offset of tile coordinate crd[0..r) in the source: each coordinate is
    an index into the source's mode of the same position. */
-static FlySym tile_offset(FlyBuild *b, const FlySym *crd, int r, const FlyLayoutTree *src) {
+static FlySym tile_offset(FlyBuild *b, const FlySym *crd, int r, const FlyLayout *src) {
+  FlySymOps o = fly_build_ops(b);
   FlySym off = fly_sym_const(0);
   for (int i = 0; i < r; i++) {
-    const FlyTree *s = mode(src->shape, i), *d = mode(src->stride, i);
-    if (!s || !d) {
+    if (i >= fly_tuple_rank(src->shape)) {
       fly_build_error(b, "internal error: a tile with more modes than its tensor");
       break;
     }
-    off = fly_sym_add(b, off, fly_tree_crd2idx(b, crd[i], s, d));
+    const FlyTuple *s = src->shape->kind == FLY_TUPLE_SEQ ? src->shape->elem[i] : src->shape;
+    const FlyTuple *d = src->stride->kind == FLY_TUPLE_SEQ ? src->stride->elem[i] : src->stride;
+    off = fly_sym_add(&o, off, fly_sym_index(&o, crd[i], s, d));
   }
   return off;
+}
+
+/* The first mode of a TV layout: where each thread starts. */
+static const FlyTuple *mode0(const FlyTuple *t) {
+  return t->kind == FLY_TUPLE_SEQ && t->n > 0 ? t->elem[0] : t;
 }
 
 /* A tiled copy's thread starts at the element its first value takes: the
    TV layout's thread mode gives an index in the tile, column-major. */
-static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayoutTree *src) {
+static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayout *src) {
   MlirOperation def = fly_lower_atom_op(mlirOperationGetOperand(op, 0));
   char *tv = mlirOperationIsNull(def) ? NULL : fly_lower_str_attr(def, "tv");
   char *tile = mlirOperationIsNull(def) ? NULL : fly_lower_str_attr(def, "tile");
-  FlyLayoutTree T = {0};
-  const char *s = tile;
-  int next = 0;
-  FlyTree *tt = tile ? fly_tree_parse(&s, NULL, 0, &next) : NULL;
-  FlySym off = fly_sym_const(0);
-  if (!tt || !tv || !fly_layout_tree_parse(tv, NULL, 0, &T) || T.shape->n < 1) {
-    fly_build_error(b, "internal error: a malformed tiled copy type");
-  } else {
-    FlySym thr = {mlirOperationGetOperand(op, 1), 0};
-    FlySym k = fly_tree_crd2idx(b, thr, T.shape->e[0], T.stride->e[0]);
-    FlySym crd[64];
-    int r = 0;
-    if (tt->n < 0)
-      crd[r++] = k;
-    else if (tt->n <= 64)
-      fly_tree_idx2crd(b, k, tt, crd, &r);
-    off = tile_offset(b, crd, r, src);
-  }
-  fly_layout_tree_free(&T);
-  fly_tree_free(tt);
+  FlyLayout *T = tv ? fly_build_layout(b, tv, NULL, 0) : NULL;
+  FlyTuple *tt = tile ? fly_build_tuple(b, tile, NULL, 0) : NULL;
   free(tv);
   free(tile);
-  return off;
+  FlySymOps o = fly_build_ops(b);
+  if (!T || !tt) {
+    if (!b->failed)
+      fly_build_error(b, "internal error: a tiled copy without its layouts");
+    return fly_sym_const(0);
+  }
+  FlySym thr = fly_sym_of(mlirOperationGetOperand(op, 1));
+  FlySym k = fly_sym_index(&o, thr, mode0(T->shape), mode0(T->stride));
+  FlySym crd[64];
+  int r = fly_sym_idx2crd(&o, k, tt, crd, 64);
+  return r <= 64 ? tile_offset(b, crd, r, src) : fly_sym_const(0);
 }
 
 /* A tiled MMA's thread: its lane's first value in the atom's tile of the
    operand, plus its warp's tile (the warps laid out by the tiled MMA's
    layout, column-major). */
-static FlySym mma_offset(FlyBuild *b, MlirOperation op, char operand, const FlyLayoutTree *src) {
+static FlySym mma_offset(FlyBuild *b, MlirOperation op, char operand, const FlyLayout *src) {
   MlirValue mma = mlirOperationGetOperand(op, 0);
   const FlyAtom *atom = fly_lower_atom(mma);
   char *warps = atom ? fly_lower_str_attr(fly_lower_atom_op(mma), "atoms") : NULL;
-  FlyLayoutTree T = {0}, W = {0};
-  FlySym off = fly_sym_const(0);
-  if (!atom || !warps || !fly_layout_tree_parse(atom->tv[operand - 'A'], NULL, 0, &T) ||
-      !fly_layout_tree_parse(warps, NULL, 0, &W)) {
-    fly_build_error(b, "internal error: a malformed tiled MMA type");
-    goto done;
+  const char *tv = atom ? atom->tv[operand - 'A'] : NULL;
+  FlyLayout *T = tv ? fly_build_layout(b, tv, NULL, 0) : NULL;
+  FlyLayout *W = warps ? fly_build_layout(b, warps, NULL, 0) : NULL;
+  free(warps);
+  FlySymOps o = fly_build_ops(b);
+  if (!T || !W) {
+    if (!b->failed)
+      fly_build_error(b, "internal error: a tiled MMA without its atom or layout");
+    return fly_sym_const(0);
   }
   /* The warps' layout must be compact and column-major, as tiled_mma makes it. */
-  FlyTree *ws[3], *wd[3];
-  int nw = fly_tree_leaves(W.shape, ws, 3);
-  if (nw > 3 || fly_tree_leaves(W.stride, wd, 3) != nw) {
+  FlyTuple *ws[3], *wd[3];
+  int nw = fly_tuple_leaves(W->shape, ws, 3);
+  if (nw > 3 || fly_tuple_leaves(W->stride, wd, 3) != nw) {
     fly_build_error(b, "internal error: a malformed tiled MMA layout");
-    goto done;
+    return fly_sym_const(0);
   }
   int64_t expect = 1;
   for (int i = 0; i < nw; i++) {
-    if (ws[i]->leaf.c != 1 && wd[i]->leaf.c != expect) {
+    if (ws[i]->value != 1 && wd[i]->value != expect) {
       fly_build_error(b, "a tiled MMA whose warps are not laid out column-major is not "
                          "lowered yet");
-      goto done;
+      return fly_sym_const(0);
     }
-    expect *= ws[i]->leaf.c;
+    expect *= ws[i]->value;
   }
-  int64_t wm = nw > 0 ? ws[0]->leaf.c : 1;
-  FlySym thr = {mlirOperationGetOperand(op, 1), 0};
-  FlySym lane = fly_sym_rem(b, thr, fly_sym_const(atom->threads));
-  FlySym warp = fly_sym_div(b, thr, fly_sym_const(atom->threads));
-  FlySym warp_m = fly_sym_rem(b, warp, fly_sym_const(wm));
-  FlySym warp_n = fly_sym_rem(b, fly_sym_div(b, warp, fly_sym_const(wm)),
-                              fly_sym_const(nw > 1 ? ws[1]->leaf.c : 1));
+  int64_t wm = nw > 0 ? ws[0]->value : 1;
+  FlySym thr = fly_sym_of(mlirOperationGetOperand(op, 1));
+  FlySym lane = fly_sym_rem(&o, thr, fly_sym_const(atom->threads));
+  FlySym warp = fly_sym_div(&o, thr, fly_sym_const(atom->threads));
+  FlySym warp_m = fly_sym_rem(&o, warp, fly_sym_const(wm));
+  FlySym warp_n = fly_sym_rem(&o, fly_sym_div(&o, warp, fly_sym_const(wm)),
+                              fly_sym_const(nw > 1 ? ws[1]->value : 1));
   int64_t rows = operand == 'B' ? atom->n : atom->m, cols = operand == 'C' ? atom->n : atom->k;
-  FlySym k = fly_tree_crd2idx(b, lane, T.shape->e[0], T.stride->e[0]);
-  FlySym crd[2] = {fly_sym_rem(b, k, fly_sym_const(rows)), fly_sym_div(b, k, fly_sym_const(rows))};
+  FlySym k = fly_sym_index(&o, lane, mode0(T->shape), mode0(T->stride));
+  FlySym crd[2] = {fly_sym_rem(&o, k, fly_sym_const(rows)),
+                   fly_sym_div(&o, k, fly_sym_const(rows))};
   FlySym wr = operand == 'B' ? warp_n : warp_m;
-  crd[0] = fly_sym_add(b, crd[0], fly_sym_mul(b, wr, fly_sym_const(rows)));
+  crd[0] = fly_sym_add(&o, crd[0], fly_sym_mul(&o, wr, fly_sym_const(rows)));
   if (operand == 'C')
-    crd[1] = fly_sym_add(b, crd[1], fly_sym_mul(b, warp_n, fly_sym_const(cols)));
-  off = tile_offset(b, crd, 2, src);
-done:
-  fly_layout_tree_free(&T);
-  fly_layout_tree_free(&W);
-  free(warps);
-  return off;
+    crd[1] = fly_sym_add(&o, crd[1], fly_sym_mul(&o, warp_n, fly_sym_const(cols)));
+  return tile_offset(b, crd, 2, src);
 }
 
 static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
@@ -305,15 +273,25 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
   FlyMemType mt;
   if (!fly_memtype_read(w->m, rt, &mt))
     return fly_build_error(b, "internal error: a malformed !fly.memref type");
-  int want = mt.swizzled ? -1 : fly_lower_count_dyn(mt.layout);
+  FlyLayout *RL = mt.swizzled ? NULL : fly_build_layout(b, mt.layout, NULL, 0);
+  int want = RL ? fly_layout_dynamic_count(RL) : -1;
   fly_memtype_free(&mt);
+  if (b->failed)
+    return;
   bool slice = strcmp(name, "slice") == 0, part = strncmp(name, "partition_", 10) == 0;
   int src_at = part ? 2 : 0;
   int n = (int)mlirOperationGetNumOperands(op);
   int first = src_at + 1; /* the result's leaves, after the operands proper */
   char *coord = slice ? fly_lower_str_attr(op, "coord") : NULL;
+  FlyTuple *crd = coord ? fly_build_tuple(b, coord, NULL, 0) : NULL;
+  if (slice && !crd) {
+    free(coord);
+    if (!b->failed)
+      fly_build_error(b, "internal error: a slice without its coordinate");
+    return;
+  }
   if (slice)
-    first += coord ? fly_lower_count_dyn(coord) : 0;
+    first += fly_tuple_dynamic_count(crd);
   if (want < 0 || n - first != want) {
     free(coord);
     return fly_build_error(b,
@@ -331,20 +309,17 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
   FlySym off = fly_sym_const(0);
   if (slice) {
     MlirValue vals[64];
-    int k = first - 1, next = 0;
+    int k = first - 1;
     for (int i = 0; i < k && i < 64; i++)
       vals[i] = mlirOperationGetOperand(op, 1 + i);
-    const char *s = coord ? coord : "";
-    FlyTree *c = k <= 64 ? fly_tree_parse(&s, vals, k, &next) : NULL;
-    if (!c)
-      fly_build_error(b, "internal error: a malformed slice coordinate");
-    else
-      off = coord_offset(b, c, src.L.shape, src.L.stride);
-    fly_tree_free(c);
+    FlySymOps o = fly_build_ops(b);
+    FlyTuple *c = k <= 64 ? fly_build_tuple(b, coord, vals, k) : NULL;
+    if (c && !fly_sym_crd2idx(&o, c, src.L->shape, src.L->stride, &off))
+      fly_build_error(b, "internal error: a coordinate with more modes than its layout");
   } else if (part && (name[10] == 's' || name[10] == 'd') && name[11] == 0) {
-    off = copy_offset(b, op, &src.L);
+    off = copy_offset(b, op, src.L);
   } else if (part) {
-    off = mma_offset(b, op, (char)(name[10] - 'a' + 'A'), &src.L);
+    off = mma_offset(b, op, (char)(name[10] - 'a' + 'A'), src.L);
   }
   free(coord);
   if (!b->failed) {
@@ -361,14 +336,14 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
 
 static void make_int_tuple(Views *w, FlyBuild *b, MlirOperation op) {
   char *text = fly_lower_str_attr(op, "value");
-  int n = (int)mlirOperationGetNumOperands(op), next = 0;
+  int n = (int)mlirOperationGetNumOperands(op);
   MlirValue vals[64];
   for (int i = 0; i < n && i < 64; i++)
     vals[i] = mlirOperationGetOperand(op, i);
-  const char *s = text ? text : "";
   Tuple *t = new_tuple(w, mlirOperationGetResult(op, 0));
-  if (!t || n > 64 || !(t->tree = fly_tree_parse(&s, vals, n, &next)))
-    fly_build_error(b, "internal error: a malformed int tuple");
+  if (!t || n > 64 || !(t->tuple = fly_build_tuple(b, text, vals, n)))
+    if (!b->failed)
+      fly_build_error(b, "internal error: a malformed int tuple");
   free(text);
 }
 
@@ -378,18 +353,33 @@ static void make_layout(Views *w, FlyBuild *b, MlirOperation op) {
   Tuple *t = s && d ? new_tuple(w, mlirOperationGetResult(op, 0)) : NULL;
   if (!t)
     return fly_build_error(b, "internal error: a layout of unknown tuples");
-  t->shape = s->tree;
-  t->stride = d->tree;
+  t->shape = s->tuple;
+  t->stride = d->tuple;
 }
 
 static void crd2idx(Views *w, FlyBuild *b, MlirOperation op) {
   Tuple *c = tuple_of(w, mlirOperationGetOperand(op, 0));
   Tuple *l = tuple_of(w, mlirOperationGetOperand(op, 1));
-  if (!c || !c->tree || !l || !l->shape)
+  if (!c || !c->tuple || !l || !l->shape)
     return fly_build_error(b, "internal error: crd2idx of unknown tuples");
-  FlySym off = coord_offset(b, c->tree, l->shape, l->stride);
-  if (!b->failed)
-    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), fly_sym_value(b, off));
+  FlySymOps o = fly_build_ops(b);
+  FlySym off;
+  if (!fly_sym_crd2idx(&o, c->tuple, l->shape, l->stride, &off))
+    return fly_build_error(b, "internal error: a coordinate with more modes than its layout");
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), fly_build_sym(b, off));
+}
+
+/* The int tuple text of a type !fly.int_tuple<"TEXT"> (malloc'd). */
+static char *int_tuple_text(MlirType t) {
+  char *text = fly_lower_type_text(t);
+  char *open = text ? strchr(text, '"') : NULL, *close = open ? strrchr(text, '"') : NULL;
+  char *r = NULL;
+  if (close && close > open) {
+    *close = 0;
+    r = strdup(open + 1);
+  }
+  free(text);
+  return r;
 }
 
 static void idx2crd(Views *w, FlyBuild *b, MlirOperation op) {
@@ -397,37 +387,36 @@ static void idx2crd(Views *w, FlyBuild *b, MlirOperation op) {
   if (!l || !l->shape)
     return fly_build_error(b, "internal error: idx2crd in an unknown layout");
   MlirValue res = mlirOperationGetResult(op, 0);
-  char *text = fly_lower_type_text(mlirValueGetType(res));
-  char *crd = text ? fly_lower_quoted(text, 0) : NULL;
-  free(text);
-  const char *s = crd ? crd : "";
-  int next = 0;
+  char *crd = int_tuple_text(mlirValueGetType(res));
   Tuple *t = new_tuple(w, res);
-  FlySym leaves[256];
-  int n = 0;
-  FlySym idx = {mlirOperationGetOperand(op, 0), 0};
-  if (t && (t->tree = fly_tree_parse(&s, NULL, 0, &next))) {
-    fly_tree_idx2crd(b, idx, l->shape, leaves, &n);
-    FlyTree *out[256];
-    int m = fly_tree_leaves(t->tree, out, 256);
-    if (m != n || m > 256)
-      fly_build_error(b, "internal error: idx2crd's coordinate does not match its shape");
-    for (int i = 0; i < m && i < n; i++)
-      out[i]->leaf = leaves[i];
-  } else {
-    fly_build_error(b, "internal error: a malformed coordinate type");
+  if (!t || !(t->tuple = fly_build_tuple(b, crd, NULL, 0))) {
+    free(crd);
+    if (!b->failed)
+      fly_build_error(b, "internal error: a malformed coordinate type");
+    return;
   }
   free(crd);
+  FlySymOps o = fly_build_ops(b);
+  FlySym leaves[256];
+  int n = fly_sym_idx2crd(&o, fly_sym_of(mlirOperationGetOperand(op, 0)), l->shape, leaves, 256);
+  FlyTuple *out[256];
+  int m = fly_tuple_leaves(t->tuple, out, 256);
+  if (m != n || m > 256)
+    return fly_build_error(b, "internal error: idx2crd's coordinate does not match its shape");
+  /* Each leaf takes its value: a `?` its handle, a number stays. */
+  for (int i = 0; i < m; i++)
+    if (out[i]->kind == FLY_TUPLE_DYNAMIC)
+      out[i]->sym = fly_build_sym(b, leaves[i]).ptr;
 }
 
-/* The index-th `?` leaf of a tree. */
-static FlySym dyn_leaf(FlyTree *t, int index, bool *found) {
-  FlyTree *out[1024];
-  int n = fly_tree_leaves(t, out, 1024);
+/* The index-th `?` leaf of a tuple. */
+static FlySym dyn_leaf(FlyTuple *t, int index, bool *found) {
+  FlyTuple *out[1024];
+  int n = fly_tuple_leaves(t, out, 1024);
   for (int i = 0, k = 0; i < n && i < 1024; i++)
-    if (out[i]->dyn && k++ == index) {
+    if (out[i]->kind == FLY_TUPLE_DYNAMIC && k++ == index) {
       *found = true;
-      return out[i]->leaf;
+      return fly_sym_leaf(out[i]);
     }
   *found = false;
   return fly_sym_const(0);
@@ -435,19 +424,18 @@ static FlySym dyn_leaf(FlyTree *t, int index, bool *found) {
 
 static void get_leaf(Views *w, FlyBuild *b, MlirOperation op) {
   char *part = fly_lower_str_attr(op, "part");
-  MlirAttribute ia = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("index"));
-  int index = mlirAttributeIsNull(ia) ? -1 : (int)mlirIntegerAttrGetValueInt(ia);
+  int index = (int)fly_lower_int_attr(op, "index", -1);
   MlirValue src = mlirOperationGetOperand(op, 0);
   FlySym leaf = fly_sym_const(0);
   bool found = false;
   if (part && strcmp(part, "value") == 0) {
     Tuple *t = tuple_of(w, src);
-    if (t && t->tree)
-      leaf = dyn_leaf(t->tree, index, &found);
+    if (t && t->tuple)
+      leaf = dyn_leaf(t->tuple, index, &found);
   } else if (part) {
     FlyMemDesc d;
     if (fly_memdesc_of(b, src, &d)) {
-      leaf = dyn_leaf(strcmp(part, "shape") == 0 ? d.L.shape : d.L.stride, index, &found);
+      leaf = dyn_leaf(strcmp(part, "shape") == 0 ? d.L->shape : d.L->stride, index, &found);
       fly_memdesc_free(&d);
     }
   }
@@ -457,7 +445,7 @@ static void get_leaf(Views *w, FlyBuild *b, MlirOperation op) {
       fly_build_error(b, "internal error: fly.get_leaf of a leaf that does not exist");
     return;
   }
-  replace(op, fly_sym_value(b, leaf));
+  replace(op, fly_build_sym(b, leaf));
 }
 
 /* ---- the pass ------------------------------------------------------------------------------- */
@@ -490,7 +478,8 @@ static bool targets_amd(MlirOperation root) {
 }
 
 bool fly_lower_layouts(FlyMlir *m, MlirOperation root) {
-  Views w = {m, targets_amd(root) ? 5 : 0, NULL, 0, 0, 0};
+  Views w = {.m = m, .priv_as = targets_amd(root) ? 5 : 0};
+  fly_algebra_init(&w.A);
   FlyOpList list = {NULL, 0, 0, false, is_fly};
   fly_lower_collect(root, &list);
   MlirType i32 = mlirIntegerTypeGet(m->ctx, 32);
@@ -502,7 +491,8 @@ bool fly_lower_layouts(FlyMlir *m, MlirOperation root) {
   ok = ok && tuple_op;
   for (int i = 0; i < list.n && ok; i++) {
     MlirOperation op = list.ops[i];
-    FlyBuild b = {m, {mlirOperationGetBlock(op), op}, mlirOperationGetLocation(op), i32, false};
+    FlyBuild b = {m,   {mlirOperationGetBlock(op), op}, mlirOperationGetLocation(op), i32, false,
+                  &w.A};
     MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)n.length - 4, n.data + 4);
@@ -530,9 +520,8 @@ bool fly_lower_layouts(FlyMlir *m, MlirOperation root) {
     if (tuple_op[i])
       mlirOperationDestroy(list.ops[i]);
   free(tuple_op);
-  for (int i = 0; i < w.ntuples; i++)
-    fly_tree_free(w.tuples[i].tree);
   free(w.tuples);
+  fly_algebra_release(&w.A);
   free(list.ops);
   return ok;
 }

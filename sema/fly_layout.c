@@ -92,6 +92,9 @@ static bool shape_is_valid(FlyAlgebra *A, const FlyTuple *s) {
   case FLY_TUPLE_UNDERSCORE:
     fly_fail(A, "'_' is not a shape");
     return false;
+  case FLY_TUPLE_DYNAMIC: /* the algebra computes on static layouts only */
+    fly_fail(A, "'?' is known only when the kernel runs");
+    return false;
   case FLY_TUPLE_SEQ:
     for (int i = 0; i < s->n; i++)
       if (!shape_is_valid(A, s->elem[i]))
@@ -112,6 +115,8 @@ FlyLayout *fly_layout_make(FlyAlgebra *A, FlyTuple *shape, FlyTuple *stride) {
     return NULL;
   if (fly_tuple_has_underscore(stride))
     return fly_fail(A, "'_' is not a stride");
+  if (!fly_tuple_is_static(stride))
+    return fly_fail(A, "'?' is known only when the kernel runs");
   int64_t size;
   if (!fly_tuple_product(A, shape, &size))
     return NULL;

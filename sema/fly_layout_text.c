@@ -18,7 +18,7 @@
 #include "fly_layout_internal.h"
 #include "fly_strbuf.h"
 
-typedef enum { NODE_INT, NODE_UNDER, NODE_SEQ, NODE_LAYOUT } NodeKind;
+typedef enum { NODE_INT, NODE_UNDER, NODE_DYN, NODE_SEQ, NODE_LAYOUT } NodeKind;
 
 typedef struct Node Node;
 struct Node {
@@ -35,6 +35,7 @@ typedef struct Reader {
   const char *text;
   size_t len, pos;
   int depth;
+  bool patterns; /* `?` is allowed: a leaf known only at run time */
 } Reader;
 
 /* ---- characters ---------------------------------------------------------- */
@@ -179,6 +180,10 @@ static Node *read_atom(Reader *r) {
     r->pos++;
     return new_node(r, NODE_UNDER, pos);
   }
+  if (c == '?' && r->patterns) {
+    r->pos++;
+    return new_node(r, NODE_DYN, pos);
+  }
   if (c == '-' || (c >= 0 && isdigit(c))) {
     Node *n = new_node(r, NODE_INT, pos);
     return n && read_int(r, &n->value) ? n : NULL;
@@ -228,6 +233,8 @@ static FlyTuple *to_tuple(Reader *r, const Node *n, TupleRole role) {
       return fly_fail_at(r->A, n->pos, "'_' cannot be part of a %s",
                          role == AS_SHAPE ? "shape" : "stride");
     return fly_tuple_underscore(r->A);
+  case NODE_DYN:
+    return fly_tuple_dynamic(r->A, NULL);
   case NODE_LAYOUT:
     return fly_fail_at(r->A, n->pos, "a layout cannot be part of a %s",
                        role == AS_COORD   ? "tuple"
@@ -273,6 +280,8 @@ static FlyTiler *to_tiler(Reader *r, const Node *n) {
     return fly_tiler_layout(r->A, fly_layout_leaf(r->A, n->value, 1));
   case NODE_UNDER:
     return fly_tiler_underscore(r->A);
+  case NODE_DYN: /* patterns are tuples and layouts only */
+    return fly_fail_at(r->A, n->pos, "a tiler is static");
   case NODE_LAYOUT:
     return fly_tiler_layout(r->A, to_layout(r, n));
   case NODE_SEQ:
@@ -295,6 +304,7 @@ static void start(Reader *r, FlyAlgebra *A, const char *text, size_t len) {
   r->len = len;
   r->pos = 0;
   r->depth = 0;
+  r->patterns = false;
 }
 
 static Node *read_whole_item(Reader *r) {
@@ -314,6 +324,38 @@ FlyLayout *fly_parse_layout(FlyAlgebra *A, const char *text, size_t len) {
   start(&r, A, text, len);
   Node *n = read_whole_item(&r);
   return n ? to_layout(&r, n) : NULL;
+}
+
+FlyTuple *fly_parse_tuple_pattern(FlyAlgebra *A, const char *text, size_t len) {
+  Reader r;
+  start(&r, A, text, len);
+  r.patterns = true;
+  Node *n = read_whole_item(&r);
+  return n ? to_tuple(&r, n, AS_COORD) : NULL;
+}
+
+FlyLayout *fly_parse_layout_pattern(FlyAlgebra *A, const char *text, size_t len) {
+  Reader r;
+  start(&r, A, text, len);
+  r.patterns = true;
+  Node *n = read_whole_item(&r);
+  if (!n)
+    return NULL;
+  if (n->kind != NODE_LAYOUT)
+    return fly_fail_at(A, n->pos, "expected a layout shape:stride, such as (8,?):(1,8)");
+  /* As written: a pattern's shape is not checked for size, nor unwrapped. */
+  FlyTuple *shape = to_tuple(&r, n->shape, AS_SHAPE);
+  FlyTuple *stride = shape ? to_tuple(&r, n->stride, AS_STRIDE) : NULL;
+  if (!stride)
+    return NULL;
+  if (!fly_tuple_congruent(shape, stride))
+    return fly_fail_at(A, n->stride->pos, "the stride does not have the structure of the shape");
+  FlyLayout *L = fly_alloc(A, sizeof *L);
+  if (L) {
+    L->shape = shape;
+    L->stride = stride;
+  }
+  return L;
 }
 
 FlyTiler *fly_parse_tiler(FlyAlgebra *A, const char *text, size_t len) {

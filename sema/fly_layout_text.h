@@ -37,6 +37,13 @@ typedef struct FlyValue {
  * value of its kind; trailing text is an error. */
 FlyTuple *fly_parse_tuple(FlyAlgebra *A, const char *text, size_t len);
 FlyLayout *fly_parse_layout(FlyAlgebra *A, const char *text, size_t len);
+/* Patterns: a tuple (coordinates may hold `_`) or a layout whose leaves may
+ * be `?`, known only when the kernel runs (fly_tuple_dynamic leaves with no
+ * handle yet). A layout pattern keeps the structure it is written with,
+ * rank-1 levels included, and is not checked for size. The Fly dialect
+ * writes its types' layouts this way; fly_symbolic.h computes with them. */
+FlyTuple *fly_parse_tuple_pattern(FlyAlgebra *A, const char *text, size_t len);
+FlyLayout *fly_parse_layout_pattern(FlyAlgebra *A, const char *text, size_t len);
 /* A tiler; a plain layout is a tiler too, and an integer n means n:1. */
 FlyTiler *fly_parse_tiler(FlyAlgebra *A, const char *text, size_t len);
 bool fly_parse_swizzle(FlyAlgebra *A, const char *text, size_t len, FlySwizzle *out);

@@ -21,6 +21,13 @@ FlyTuple *fly_tuple_int(FlyAlgebra *A, int64_t value) {
 
 FlyTuple *fly_tuple_underscore(FlyAlgebra *A) { return new_tuple(A, FLY_TUPLE_UNDERSCORE); }
 
+FlyTuple *fly_tuple_dynamic(FlyAlgebra *A, const void *sym) {
+  FlyTuple *t = new_tuple(A, FLY_TUPLE_DYNAMIC);
+  if (t)
+    t->sym = sym;
+  return t;
+}
+
 FlyTuple *fly_tuple_seq(FlyAlgebra *A, int n, FlyTuple *const *elems) {
   if (n < 0 || n > FLY_MAX_MODES)
     return fly_fail(A, "too many modes in a tuple (limit is %d)", FLY_MAX_MODES);
@@ -75,6 +82,9 @@ bool fly_tuple_product(FlyAlgebra *A, const FlyTuple *t, int64_t *out) {
     return true;
   case FLY_TUPLE_UNDERSCORE:
     fly_fail(A, "'_' has no size");
+    return false;
+  case FLY_TUPLE_DYNAMIC:
+    fly_fail(A, "'?' is known only when the kernel runs");
     return false;
   case FLY_TUPLE_SEQ:
     break;
@@ -134,6 +144,8 @@ bool fly_tuple_equal(const FlyTuple *a, const FlyTuple *b) {
     return a->value == b->value;
   if (a->kind == FLY_TUPLE_UNDERSCORE)
     return true;
+  if (a->kind == FLY_TUPLE_DYNAMIC)
+    return a->sym == b->sym;
   if (a->n != b->n)
     return false;
   for (int i = 0; i < a->n; i++)
@@ -164,6 +176,27 @@ bool fly_tuple_has_underscore(const FlyTuple *t) {
       if (fly_tuple_has_underscore(t->elem[i]))
         return true;
   return false;
+}
+
+bool fly_tuple_is_static(const FlyTuple *t) {
+  if (t->kind == FLY_TUPLE_DYNAMIC)
+    return false;
+  for (int i = 0; t->kind == FLY_TUPLE_SEQ && i < t->n; i++)
+    if (!fly_tuple_is_static(t->elem[i]))
+      return false;
+  return true;
+}
+
+int fly_tuple_leaves(FlyTuple *t, FlyTuple **out, int cap) {
+  if (t->kind != FLY_TUPLE_SEQ) {
+    if (cap > 0)
+      out[0] = t;
+    return 1;
+  }
+  int n = 0;
+  for (int i = 0; i < t->n; i++)
+    n += fly_tuple_leaves(t->elem[i], out + (n < cap ? n : cap), n < cap ? cap - n : 0);
+  return n;
 }
 
 /* Strides of a compact layout: walk the modes in order (column-major) or in
@@ -280,6 +313,9 @@ static void put_tuple(FlyStrBuf *sb, const FlyTuple *t) {
     return;
   case FLY_TUPLE_UNDERSCORE:
     fly_sb_putc(sb, '_');
+    return;
+  case FLY_TUPLE_DYNAMIC:
+    fly_sb_putc(sb, '?');
     return;
   case FLY_TUPLE_SEQ:
     fly_sb_putc(sb, '(');

@@ -2,7 +2,12 @@
  *
  * A tuple is an integer leaf, the underscore `_` (only meaningful in slicing
  * coordinates) or a sequence of tuples, possibly empty. Tuples are immutable
- * once built and may share sub-tuples; they live in a FlyAlgebra arena. */
+ * once built and may share sub-tuples; they live in a FlyAlgebra arena.
+ *
+ * A pattern (fly_parse_tuple_pattern, fly_symbolic.h) may also have `?`
+ * leaves: values known only when a kernel runs, each with the handle its
+ * user gave it. The algebra proper takes static tuples only; fly_tuple_product
+ * and fly_tuple_str are the functions here that accept `?`. */
 #ifndef FLY_TUPLE_H
 #define FLY_TUPLE_H
 
@@ -12,6 +17,7 @@ typedef enum FlyTupleKind {
   FLY_TUPLE_INT,
   FLY_TUPLE_UNDERSCORE,
   FLY_TUPLE_SEQ,
+  FLY_TUPLE_DYNAMIC, /* `?`, in patterns only */
 } FlyTupleKind;
 
 typedef struct FlyTuple FlyTuple;
@@ -20,10 +26,12 @@ struct FlyTuple {
   int n;         /* number of elements of a FLY_TUPLE_SEQ */
   int64_t value; /* the integer of a FLY_TUPLE_INT */
   FlyTuple **elem;
+  const void *sym; /* FLY_TUPLE_DYNAMIC: the user's handle of its value (NULL: none yet) */
 };
 
 FlyTuple *fly_tuple_int(FlyAlgebra *A, int64_t value);
 FlyTuple *fly_tuple_underscore(FlyAlgebra *A);
+FlyTuple *fly_tuple_dynamic(FlyAlgebra *A, const void *sym);
 /* A sequence of n elements (copied); any NULL element gives NULL. */
 FlyTuple *fly_tuple_seq(FlyAlgebra *A, int n, FlyTuple *const *elems);
 FlyTuple *fly_tuple_pair(FlyAlgebra *A, FlyTuple *a, FlyTuple *b);
@@ -51,6 +59,11 @@ bool fly_tuple_equal(const FlyTuple *a, const FlyTuple *b);
 /* Same tree structure, leaves not compared. */
 bool fly_tuple_congruent(const FlyTuple *a, const FlyTuple *b);
 bool fly_tuple_has_underscore(const FlyTuple *t);
+/* Whether no leaf is `?`. */
+bool fly_tuple_is_static(const FlyTuple *t);
+/* The leaves in order (a leaf is its own); the number of leaves, of which at
+   most cap are stored. */
+int fly_tuple_leaves(FlyTuple *t, FlyTuple **out, int cap);
 
 /* Exclusive prefix product congruent to `shape`, starting at `init`:
  * the compact column-major strides, (4,(2,3)) -> (1,(4,8)). */

@@ -1,0 +1,173 @@
+/* fly_lower_math.c — math, float max/min and casts of the target pass
+ * (fly_lower_target.h). Math becomes LLVM intrinsics that both back ends
+ * implement (exp via exp2, log via log2), so no device library is needed;
+ * the vendor gives log2. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fly_lower_target.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+/* ---- math ----------------------------------------------------------------------------------- */
+
+static MlirValue splat(FlyBuild *b, MlirType t, double f) {
+  char text[96];
+  if (mlirTypeIsAVector(t)) {
+    char *et = fly_lower_type_text(t);
+    snprintf(text, sizeof text, "dense<%.17e> : %s", f, et ? et : "f32");
+    free(et);
+  } else {
+    char *et = fly_lower_type_text(t);
+    snprintf(text, sizeof text, "%.17e : %s", f, et ? et : "f32");
+    free(et);
+  }
+  MlirNamedAttribute a = fly_mlir_named(b->m, "value", fly_build_attr(b, text));
+  return fly_build_op1(b, "arith.constant", t, 0, NULL, 1, &a);
+}
+
+/* An LLVM intrinsic by name ("llvm.exp2"), suffixed with its type. The
+   NVVM and ROCDL conversions rewrite the math intrinsic operations into
+   calls of their device libraries; a named intrinsic call stays as it is,
+   and both back ends select the instruction (ex2.approx, v_exp_f32 ...). */
+MlirValue fly_build_intrinsic(FlyBuild *b, const char *name, MlirType t, int n,
+                              const MlirValue *v) {
+  char *tt = fly_lower_type_text(t);
+  char full[96], segs[64];
+  if (tt && strncmp(tt, "vector<", 7) == 0) {
+    /* vector<4xf32> is v4f32 in an intrinsic's name. */
+    char *x = strchr(tt, 'x');
+    char *gt = strrchr(tt, '>');
+    if (x && gt)
+      *gt = 0;
+    snprintf(full, sizeof full, "%s.v%.*s%s", name, x ? (int)(x - tt - 7) : 0, tt + 7,
+             x ? x + 1 : "");
+  } else {
+    snprintf(full, sizeof full, "%s.%s", name, tt ? tt : "f32");
+  }
+  free(tt);
+  snprintf(segs, sizeof segs, "array<i32: %d, 0>", n);
+  MlirNamedAttribute a[3] = {
+      fly_mlir_named(b->m, "intrin", fly_mlir_str_attr(b->m, full)),
+      fly_mlir_named(b->m, "op_bundle_sizes", fly_build_attr(b, "array<i32>")),
+      fly_mlir_named(b->m, "operandSegmentSizes", fly_build_attr(b, segs))};
+  return fly_build_op1(b, "llvm.call_intrinsic", t, n, v, 3, a);
+}
+
+MlirType fly_elem_of(MlirType t) {
+  return mlirTypeIsAVector(t) ? mlirShapedTypeGetElementType(t) : t;
+}
+
+MlirType fly_vec_type(int n, MlirType elem) {
+  int64_t shape[1] = {n};
+  return mlirVectorTypeGet(1, shape, elem);
+}
+
+/* exp(x) = exp2(x * log2(e)), log(x) = log2(x) * ln(2): the base-2 forms
+   are instructions on both vendors. f16 and bf16 are computed in f32. */
+static void math(FlyBuild *b, MlirOperation op, const char *name, const FlyTargetHooks *h) {
+  static const char *const handled[] = {"exp",  "exp2",  "log",  "log2",
+                                        "sqrt", "rsqrt", "absf", "fma"};
+  bool known = false;
+  for (size_t i = 0; i < sizeof handled / sizeof handled[0]; i++)
+    known = known || strcmp(name, handled[i]) == 0;
+  if (!known)
+    return; /* the upstream conversion handles it without a library */
+  MlirValue x = mlirOperationGetOperand(op, 0);
+  MlirType t = mlirValueGetType(x), e = fly_elem_of(t);
+  int nops = (int)mlirOperationGetNumOperands(op);
+  if (mlirTypeIsAF64(e) && strcmp(name, "absf") != 0 && strcmp(name, "fma") != 0 &&
+      strcmp(name, "sqrt") != 0)
+    return fly_build_error(b,
+                           "%s of f64 needs a device math library, which Fly does not use; "
+                           "compute it in f32",
+                           name);
+  MlirType ct = t;
+  MlirValue in[3];
+  bool narrow = mlirTypeIsAF16(e) || mlirTypeIsABF16(e);
+  if (narrow) {
+    MlirType f32 = mlirF32TypeGet(b->m->ctx);
+    if (mlirTypeIsAVector(t)) {
+      int64_t shape[1] = {mlirShapedTypeGetDimSize(t, 0)};
+      ct = mlirVectorTypeGet(1, shape, f32);
+    } else {
+      ct = f32;
+    }
+  }
+  for (int i = 0; i < nops && i < 3; i++) {
+    in[i] = mlirOperationGetOperand(op, i);
+    if (narrow)
+      in[i] = fly_build_op1(b, "arith.extf", ct, 1, &in[i], 0, NULL);
+  }
+  MlirValue r;
+  if (strcmp(name, "exp") == 0) {
+    MlirValue v[2] = {in[0], splat(b, ct, 1.4426950408889634)};
+    MlirValue s = fly_build_op1(b, "arith.mulf", ct, 2, v, 0, NULL);
+    r = fly_build_intrinsic(b, "llvm.exp2", ct, 1, &s);
+  } else if (strcmp(name, "log") == 0 || strcmp(name, "log2") == 0) {
+    /* NVPTX selects no instruction for llvm.log2: each vendor has its own. */
+    MlirValue l = h->log2(b, ct, in[0]);
+    if (strcmp(name, "log2") == 0) {
+      r = l;
+      goto done;
+    }
+    MlirValue v[2] = {l, splat(b, ct, 0.6931471805599453)};
+    r = fly_build_op1(b, "arith.mulf", ct, 2, v, 0, NULL);
+  } else if (strcmp(name, "rsqrt") == 0) {
+    MlirValue s = fly_build_intrinsic(b, "llvm.sqrt", ct, 1, in);
+    MlirValue v[2] = {splat(b, ct, 1.0), s};
+    r = fly_build_op1(b, "arith.divf", ct, 2, v, 0, NULL);
+  } else {
+    char full[80];
+    snprintf(full, sizeof full, "llvm.%s", strcmp(name, "absf") == 0 ? "fabs" : name);
+    r = fly_build_intrinsic(b, full, ct, nops, in);
+  }
+done:
+  if (narrow)
+    r = fly_build_op1(b, "arith.truncf", t, 1, &r, 0, NULL);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
+  mlirOperationDestroy(op);
+}
+
+/* max and min of floats: the NVVM conversion calls libdevice for them;
+   llvm.maxnum is max.f32 on NVIDIA and v_max_f32 on AMD. */
+static void min_max(FlyBuild *b, MlirOperation op, bool max) {
+  MlirValue v[2] = {mlirOperationGetOperand(op, 0), mlirOperationGetOperand(op, 1)};
+  MlirValue r =
+      fly_build_intrinsic(b, max ? "llvm.maxnum" : "llvm.minnum", mlirValueGetType(v[0]), 2, v);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
+  mlirOperationDestroy(op);
+}
+
+static bool is_f8(MlirType t) {
+  t = fly_elem_of(t);
+  return mlirTypeIsAFloat8E4M3FN(t) || mlirTypeIsAFloat8E5M2(t);
+}
+
+/* LLVM has no 8-bit float type, so these conversions need code of their
+   own (or the cvt instructions of CDNA3 and Hopper); until then they are
+   reported where the cast is. */
+static void float_cast(FlyBuild *b, MlirOperation op) {
+  if (is_f8(mlirValueGetType(mlirOperationGetOperand(op, 0))) ||
+      is_f8(mlirValueGetType(mlirOperationGetResult(op, 0))))
+    fly_build_error(b, "conversions to and from f8e4m3 and f8e5m2 are not lowered yet");
+}
+
+bool fly_lower_math_wanted(MlirOperation op) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  return (n.length > 5 && memcmp(n.data, "math.", 5) == 0) || fly_lower_is(op, "arith.truncf") ||
+         fly_lower_is(op, "arith.extf") || fly_lower_is(op, "arith.maxnumf") ||
+         fly_lower_is(op, "arith.minnumf");
+}
+
+void fly_lower_math(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)n.length, n.data);
+  if (strncmp(name, "math.", 5) == 0)
+    math(b, op, name + 5, h);
+  else if (fly_lower_is(op, "arith.maxnumf") || fly_lower_is(op, "arith.minnumf"))
+    min_max(b, op, fly_lower_is(op, "arith.maxnumf"));
+  else
+    float_cast(b, op);
+}

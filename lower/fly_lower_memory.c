@@ -1,0 +1,272 @@
+/* fly_lower_memory.c — copies, loads, stores and atomics of the target pass
+ * (fly_lower_target.h).
+ *
+ * After fly-layout-lowering every memref is a pointer and a layout whose
+ * strides are numbers or runtime leaves, and data-moving operations see
+ * static shapes. So a copy is unrolled here element by element, offsets
+ * as c + sum(k * leaf); runs of elements that are contiguous on both sides
+ * and as long as the atom's access become one vector load and store (the
+ * 128-bit accesses that make copies fast), the rest scalar ones. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fly_lower_target.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+enum { MAX_TERMS = 8, MAX_ELEMS = 4096 };
+
+/* An element's offset: c + sum(k[i] * v[i]). */
+typedef struct Lin {
+  int64_t c;
+  int n;
+  MlirValue v[MAX_TERMS];
+  int64_t k[MAX_TERMS];
+} Lin;
+
+static bool lin_add_term(Lin *l, MlirValue v, int64_t k) {
+  for (int i = 0; i < l->n; i++)
+    if (mlirValueEqual(l->v[i], v)) {
+      l->k[i] += k;
+      return true;
+    }
+  if (l->n == MAX_TERMS)
+    return false;
+  l->v[l->n] = v;
+  l->k[l->n++] = k;
+  return true;
+}
+
+static bool lin_same_terms(const Lin *a, const Lin *b) {
+  if (a->n != b->n)
+    return false;
+  for (int i = 0; i < a->n; i++)
+    if (!mlirValueEqual(a->v[i], b->v[i]) || a->k[i] != b->k[i])
+      return false;
+  return true;
+}
+
+/* The offsets of every element of a memref with a static shape, in the
+   column-major order of its coordinates. */
+typedef struct Elems {
+  int n;
+  Lin *off;
+} Elems;
+
+static bool elems_of(FlyBuild *b, const FlyMemDesc *d, Elems *e) {
+  FlyTuple *sh[256], *st[256];
+  int r = fly_tuple_leaves(d->L->shape, sh, 256);
+  if (r > 256 || fly_tuple_leaves(d->L->stride, st, 256) != r) {
+    fly_build_error(b, "internal error: a layout whose shape and stride differ");
+    return false;
+  }
+  int64_t n = 1;
+  for (int i = 0; i < r; i++) {
+    if (sh[i]->kind == FLY_TUPLE_DYNAMIC) {
+      fly_build_error(b, "this operation needs a tensor whose shape is known at compile time");
+      return false;
+    }
+    n *= sh[i]->value;
+  }
+  if (n > MAX_ELEMS) {
+    fly_build_error(b,
+                    "a copy, load or store of %lld elements is unrolled; at most %d are "
+                    "supported",
+                    (long long)n, MAX_ELEMS);
+    return false;
+  }
+  e->n = (int)n;
+  e->off = calloc((size_t)(n ? n : 1), sizeof *e->off);
+  if (!e->off)
+    return false;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i;
+    Lin *l = &e->off[i];
+    for (int j = 0; j < r; j++) {
+      int64_t c = rest % sh[j]->value;
+      rest /= sh[j]->value;
+      if (!c)
+        continue;
+      if (st[j]->kind != FLY_TUPLE_DYNAMIC)
+        l->c += c * st[j]->value;
+      else if (!lin_add_term(l, (MlirValue){st[j]->sym}, c)) {
+        free(e->off);
+        fly_build_error(b, "a layout with too many runtime strides to unroll");
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/* The pointer to an element; runtime parts are shared through a cache of
+   the last few term lists, which is what repeated tiles look like. */
+typedef struct Ptrs {
+  MlirValue base;
+  MlirType elem;
+  Lin key[8];
+  MlirValue val[8];
+  int n, next;
+} Ptrs;
+
+static MlirValue ptr_at(FlyBuild *b, Ptrs *p, const Lin *l) {
+  MlirValue base = p->base;
+  if (l->n) {
+    int hit = -1;
+    for (int i = 0; i < p->n; i++)
+      if (lin_same_terms(&p->key[i], l))
+        hit = i;
+    if (hit < 0) {
+      FlySymOps o = fly_build_ops(b);
+      FlySym s = fly_sym_const(0);
+      for (int i = 0; i < l->n; i++)
+        s = fly_sym_add(&o, s, fly_sym_mul(&o, fly_sym_of(l->v[i]), fly_sym_const(l->k[i])));
+      hit = p->next;
+      p->key[hit] = *l;
+      p->val[hit] = fly_build_gep(b, p->base, p->elem, s);
+      p->next = (p->next + 1) % 8;
+      if (p->n < 8)
+        p->n++;
+    }
+    base = p->val[hit];
+  }
+  return fly_build_gep(b, base, p->elem, fly_sym_const(l->c));
+}
+
+/* Whether elements i .. i+v-1 are consecutive in memory. */
+static bool run_of(const Elems *e, int i, int v) {
+  if (i + v > e->n)
+    return false;
+  for (int t = 1; t < v; t++)
+    if (!lin_same_terms(&e->off[i], &e->off[i + t]) || e->off[i + t].c != e->off[i].c + t)
+      return false;
+  return true;
+}
+
+/* ---- copies, loads, stores and atomics
+ * --------------------------------------------------------------- */
+
+void fly_lower_copy(FlyBuild *b, MlirOperation op) {
+  MlirValue av = mlirOperationGetOperand(op, 0);
+  const FlyAtom *atom = fly_lower_atom(av);
+  if (!atom || atom->kind != FLY_ATOM_COPY)
+    return fly_build_error(b, "internal error: a copy whose atom is unknown");
+  int bits = (int)fly_lower_int_attr(fly_lower_atom_op(av), "bits", 0);
+  if (atom->copy != FLY_COPY_UNIVERSAL || bits <= 0)
+    return fly_build_error(b, "the copy atom %s is not lowered yet", atom->name);
+  FlyMemDesc s, d;
+  if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 1), &s))
+    return;
+  if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 2), &d)) {
+    fly_memdesc_free(&s);
+    return;
+  }
+  Elems es = {0}, ed = {0};
+  int bytes = fly_lower_type_bytes(s.type.elem);
+  if (elems_of(b, &s, &es) && elems_of(b, &d, &ed)) {
+    if (es.n != ed.n) {
+      fly_build_error(b, "copy between tensors of %d and %d elements", es.n, ed.n);
+    } else {
+      int v = bytes ? bits / (8 * bytes) : 1;
+      if (v < 1)
+        v = 1;
+      Ptrs ps = {s.ptr, s.type.elem, {{0}}, {{NULL}}, 0, 0};
+      Ptrs pd = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
+      for (int i = 0; i < es.n;) {
+        int w = v > 1 && i % v == 0 && run_of(&es, i, v) && run_of(&ed, i, v) ? v : 1;
+        MlirType t = w > 1 ? fly_vec_type(w, s.type.elem) : s.type.elem;
+        MlirValue x = fly_build_load(b, t, ptr_at(b, &ps, &es.off[i]), w * bytes);
+        fly_build_store(b, x, ptr_at(b, &pd, &ed.off[i]), w * bytes);
+        i += w;
+      }
+    }
+  }
+  free(es.off);
+  free(ed.off);
+  fly_memdesc_free(&s);
+  fly_memdesc_free(&d);
+  if (!b->failed)
+    mlirOperationDestroy(op);
+}
+
+static bool is_vector(MlirType t) { return mlirTypeIsAVector(t); }
+
+/* A tensor's values as one vector (or the value of its one element). */
+void fly_lower_load(FlyBuild *b, MlirOperation op) {
+  FlyMemDesc d;
+  if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 0), &d))
+    return;
+  MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+  Elems e = {0};
+  int bytes = fly_lower_type_bytes(d.type.elem);
+  MlirValue r = {NULL};
+  if (elems_of(b, &d, &e)) {
+    Ptrs p = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
+    if (!is_vector(rt)) {
+      r = fly_build_load(b, rt, ptr_at(b, &p, &e.off[0]), bytes);
+    } else if (run_of(&e, 0, e.n)) {
+      r = fly_build_load(b, rt, ptr_at(b, &p, &e.off[0]), bytes);
+    } else {
+      r = fly_build_op1(b, "llvm.mlir.poison", rt, 0, NULL, 0, NULL);
+      for (int i = 0; i < e.n; i++)
+        r = fly_build_insert(b, r, fly_build_load(b, d.type.elem, ptr_at(b, &p, &e.off[i]), bytes),
+                             i);
+    }
+  }
+  free(e.off);
+  fly_memdesc_free(&d);
+  if (!b->failed) {
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
+    mlirOperationDestroy(op);
+  }
+}
+
+void fly_lower_store(FlyBuild *b, MlirOperation op) {
+  MlirValue x = mlirOperationGetOperand(op, 0);
+  FlyMemDesc d;
+  if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 1), &d))
+    return;
+  Elems e = {0};
+  int bytes = fly_lower_type_bytes(d.type.elem);
+  if (elems_of(b, &d, &e)) {
+    Ptrs p = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
+    if (!is_vector(mlirValueGetType(x))) {
+      for (int i = 0; i < e.n; i++)
+        fly_build_store(b, x, ptr_at(b, &p, &e.off[i]), bytes);
+    } else if (run_of(&e, 0, e.n)) {
+      fly_build_store(b, x, ptr_at(b, &p, &e.off[0]), bytes);
+    } else {
+      for (int i = 0; i < e.n; i++)
+        fly_build_store(b, fly_build_extract(b, x, i, d.type.elem), ptr_at(b, &p, &e.off[i]),
+                        bytes);
+    }
+  }
+  free(e.off);
+  fly_memdesc_free(&d);
+  if (!b->failed)
+    mlirOperationDestroy(op);
+}
+
+void fly_lower_atomic_add(FlyBuild *b, MlirOperation op) {
+  FlyMemDesc d;
+  if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 0), &d))
+    return;
+  Elems e = {0};
+  MlirValue r = {NULL};
+  if (elems_of(b, &d, &e)) {
+    Ptrs p = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
+    bool fl = mlirTypeIsAFloat(d.type.elem);
+    /* LLVM's AtomicBinOp: add 1, fadd 11; ordering monotonic 2. */
+    MlirType i64 = mlirIntegerTypeGet(b->m->ctx, 64);
+    MlirNamedAttribute a[2] = {fly_mlir_named(b->m, "bin_op", mlirIntegerAttrGet(i64, fl ? 11 : 1)),
+                               fly_mlir_named(b->m, "ordering", mlirIntegerAttrGet(i64, 2))};
+    MlirValue v[2] = {ptr_at(b, &p, &e.off[0]), mlirOperationGetOperand(op, 1)};
+    r = fly_build_op1(b, "llvm.atomicrmw", d.type.elem, 2, v, 2, a);
+  }
+  free(e.off);
+  fly_memdesc_free(&d);
+  if (!b->failed) {
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
+    mlirOperationDestroy(op);
+  }
+}

@@ -1,0 +1,116 @@
+/* fly_lower_nvvm.c — NVIDIA's part of the target pass, convert-fly-to-nvvm
+ * (fly_lower_target.h): mma.sync through the upstream nvgpu dialect (NVVM
+ * directly for bf16), log2 as lg2.approx. */
+#include <stdio.h>
+
+#include "fly_lower_target.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+/* mma.sync on bf16 through NVVM directly (nvgpu.mma.sync takes f16 only):
+   A and B in 32-bit registers of two values, C and D as scalars. */
+static MlirValue nv_mma_bf16(FlyBuild *b, const FlyAtom *atom, MlirValue x, MlirValue y,
+                             MlirValue z, int va, int vb, int vc, MlirType ta, MlirType tc) {
+  MlirValue ops[32];
+  int n = 0;
+  MlirType i32 = b->i32;
+  MlirValue srcs[2] = {x, y};
+  int lens[2] = {va, vb};
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < lens[s]; i += 2) {
+      int idx[2] = {i, i + 1};
+      MlirValue pair = fly_build_pick(b, srcs[s], idx, 2, ta);
+      ops[n++] = fly_build_op1(b, "llvm.bitcast", i32, 1, &pair, 0, NULL);
+    }
+  for (int i = 0; i < vc; i++)
+    ops[n++] = fly_build_extract(b, z, i, tc);
+  char attrs[512], st[128];
+  int at = snprintf(st, sizeof st, "!llvm.struct<(");
+  for (int i = 0; i < vc; i++)
+    at += snprintf(st + at, sizeof st - (size_t)at, "%sf32", i ? ", " : "");
+  snprintf(st + at, sizeof st - (size_t)at, ")>");
+  snprintf(attrs, sizeof attrs,
+           "{layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, "
+           "multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = "
+           "#nvvm.mma_type<bf16>, operandSegmentSizes = array<i32: %d, %d, %d>, shape = "
+           "#nvvm.shape<m = %d, n = %d, k = %d>}",
+           va / 2, vb / 2, vc, atom->m, atom->n, atom->k);
+  MlirAttribute dict = fly_build_attr(b, attrs);
+  MlirNamedAttribute a[8];
+  int na = (int)mlirDictionaryAttrGetNumElements(dict);
+  for (int i = 0; i < na && i < 8; i++)
+    a[i] = mlirDictionaryAttrGetElement(dict, i);
+  MlirValue res = fly_build_op1(b, "nvvm.mma.sync", fly_mlir_type(b->m, st), n, ops, na, a);
+  MlirValue r = fly_build_op1(b, "llvm.mlir.poison", fly_vec_type(vc, tc), 0, NULL, 0, NULL);
+  for (int i = 0; i < vc; i++) {
+    char pos[32];
+    snprintf(pos, sizeof pos, "array<i64: %d>", i);
+    MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
+    MlirValue e = fly_build_op1(b, "llvm.extractvalue", tc, 1, &res, 1, &p);
+    r = fly_build_insert(b, r, e, i);
+  }
+  return r;
+}
+
+static MlirValue shape_cast(FlyBuild *b, MlirValue v, int rows, int cols, MlirType elem) {
+  int64_t shape[2] = {rows, cols};
+  MlirType t = cols ? mlirVectorTypeGet(2, shape, elem) : mlirVectorTypeGet(1, shape, elem);
+  return fly_build_op1(b, "vector.shape_cast", t, 1, &v, 0, NULL);
+}
+
+/* mma.sync m16n8k16 / m16n8k8: nvgpu.mma.sync takes A, B and C as rows of
+   two values. */
+static MlirValue mma(FlyBuild *b, const FlyMmaCall *c) {
+  const FlyAtom *atom = c->atom;
+  switch (atom->mma) {
+  case FLY_MMA_NV_MMA_SYNC:
+    break;
+  case FLY_MMA_NV_WGMMA:
+  case FLY_MMA_AMD_MFMA:
+  case FLY_MMA_AMD_WMMA:
+  case FLY_MMA_FAMILY_COUNT:
+    fly_build_error(b, "the MMA atom %s is not lowered yet", atom->name);
+    return c->z;
+  }
+  if (mlirTypeIsABF16(c->ta))
+    return nv_mma_bf16(b, atom, c->x, c->y, c->z, c->va, c->vb, c->vc, c->ta, c->tc);
+  char shape[64];
+  snprintf(shape, sizeof shape, "[%d, %d, %d]", atom->m, atom->n, atom->k);
+  MlirNamedAttribute at = fly_mlir_named(b->m, "mmaShape", fly_build_attr(b, shape));
+  MlirValue ops[3] = {shape_cast(b, c->x, c->va / 2, 2, c->ta),
+                      shape_cast(b, c->y, c->vb / 2, 2, c->tb),
+                      shape_cast(b, c->z, c->vc / 2, 2, c->tc)};
+  int64_t cs[2] = {c->vc / 2, 2};
+  MlirValue r = fly_build_op1(b, "nvgpu.mma.sync", mlirVectorTypeGet(2, cs, c->tc), 3, ops, 1, &at);
+  return shape_cast(b, r, c->vc, 0, c->tc);
+}
+
+/* lg2.approx.f32, element by element for a vector. */
+static MlirValue nv_log2(FlyBuild *b, MlirType t, MlirValue x) {
+  MlirType f32 = mlirF32TypeGet(b->m->ctx);
+  MlirNamedAttribute a[3] = {
+      fly_mlir_named(b->m, "intrin", fly_mlir_str_attr(b->m, "llvm.nvvm.lg2.approx.f")),
+      fly_mlir_named(b->m, "op_bundle_sizes", fly_build_attr(b, "array<i32>")),
+      fly_mlir_named(b->m, "operandSegmentSizes", fly_build_attr(b, "array<i32: 1, 0>"))};
+  if (!mlirTypeIsAVector(t))
+    return fly_build_op1(b, "llvm.call_intrinsic", f32, 1, &x, 3, a);
+  MlirValue r = fly_build_op1(b, "llvm.mlir.poison", t, 0, NULL, 0, NULL);
+  for (int64_t i = 0; i < mlirShapedTypeGetDimSize(t, 0); i++) {
+    MlirValue e = fly_build_extract(b, x, i, f32);
+    r = fly_build_insert(b, r, fly_build_op1(b, "llvm.call_intrinsic", f32, 1, &e, 3, a), i);
+  }
+  return r;
+}
+
+static bool wants(MlirOperation op) {
+  (void)op;
+  return false;
+}
+
+static void rewrite(FlyBuild *b, MlirOperation op) {
+  (void)b;
+  (void)op;
+}
+
+const FlyTargetHooks fly_nvvm_hooks = {
+    "convert-fly-to-nvvm", FLY_VENDOR_NVIDIA, mma, nv_log2, wants, rewrite};

@@ -1,0 +1,64 @@
+/* fly_lower_target.h — convert-fly-to-nvvm and convert-fly-to-rocdl: one
+ * pass (fly_lower_target.c), its vendor's parts behind one hook table, in
+ * the way of QBE's Target.
+ *
+ *   fly_lower_memory.c   copies, loads, stores and atomics: element offsets
+ *                        from the layouts, vectorised where contiguous
+ *   fly_lower_math.c     math as LLVM intrinsics both back ends implement
+ *   fly_lower_gemm.c     an MMA of fragments as the atom's instructions
+ *   fly_lower_nvvm.c     NVIDIA's hooks: mma.sync, lg2.approx
+ *   fly_lower_rocdl.c    AMD's hooks: MFMA, launch sizes from the dispatch
+ *                        packet, private memory in address space 5 */
+#ifndef FLY_LOWER_TARGET_H
+#define FLY_LOWER_TARGET_H
+
+#include "fly_atom.h"
+#include "fly_lower_build.h"
+
+/* One MMA instruction: x, y, z are the atom's A, B and C values of one
+   thread (va, vb, vc of them, of element types ta, tb, tc). */
+typedef struct FlyMmaCall {
+  const FlyAtom *atom;
+  MlirValue x, y, z;
+  int va, vb, vc;
+  MlirType ta, tb, tc;
+} FlyMmaCall;
+
+typedef struct FlyTargetHooks {
+  const char *pass; /* "convert-fly-to-nvvm" */
+  FlyVendor vendor;
+  /* The MMA instruction of c->atom's family; its result as vector<vc x tc>. */
+  MlirValue (*mma)(FlyBuild *b, const FlyMmaCall *c);
+  /* log2 of f32 (a scalar or a vector of type t). */
+  MlirValue (*log2)(FlyBuild *b, MlirType t, MlirValue x);
+  /* Operations besides the Fly ones this vendor rewrites (AMD's
+     gpu.block_dim ...): whether it wants op, and the rewrite. */
+  bool (*wants)(MlirOperation op);
+  void (*rewrite)(FlyBuild *b, MlirOperation op);
+} FlyTargetHooks;
+
+extern const FlyTargetHooks fly_nvvm_hooks;
+extern const FlyTargetHooks fly_rocdl_hooks;
+
+/* ---- fly_lower_memory.c ---- */
+void fly_lower_copy(FlyBuild *b, MlirOperation op);
+void fly_lower_load(FlyBuild *b, MlirOperation op);
+void fly_lower_store(FlyBuild *b, MlirOperation op);
+void fly_lower_atomic_add(FlyBuild *b, MlirOperation op);
+
+/* ---- fly_lower_math.c ---- */
+/* Whether the math or arith operation is one the pass rewrites. */
+bool fly_lower_math_wanted(MlirOperation op);
+void fly_lower_math(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);
+/* An LLVM intrinsic by name ("llvm.exp2"), suffixed with its type. */
+MlirValue fly_build_intrinsic(FlyBuild *b, const char *name, MlirType t, int n, const MlirValue *v);
+/* t's element type (t itself for a scalar), and a vector of n of them. */
+MlirType fly_elem_of(MlirType t);
+MlirType fly_vec_type(int n, MlirType elem);
+
+/* ---- fly_lower_gemm.c ---- */
+void fly_lower_gemm(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);
+/* Elements idx[0..n) of vector v, as a vector (one element: a scalar). */
+MlirValue fly_build_pick(FlyBuild *b, MlirValue v, const int *idx, int n, MlirType elem);
+
+#endif
