@@ -37,10 +37,7 @@ static MlirValue int_tuple(FlyTrace *t, const FlyVal *v) {
   for (int i = 0; i < n; i++)
     if (mlirValueIsNull(dyn[i] = fly_trace_value(t, leaves[i], fly_type_scalar(FLY_TYPE_I32))))
       return dyn[i];
-  FlyStrBuf sb;
-  fly_sb_init(&sb, &t->A);
-  fly_trace_put_tuple(&sb, v);
-  char *text = fly_sb_finish(&sb);
+  char *text = fly_trace_tuple_text(t, v);
   return text ? tuple_op(t, text, n, dyn) : (MlirValue){NULL};
 }
 
@@ -89,10 +86,7 @@ bool fly_trace_idx2crd(FlyTrace *t, FlyVal *result, const FlyVal *const *args, c
   MlirValue v[2] = {fly_trace_value(t, args[0], fly_type_scalar(FLY_TYPE_I32)), layout_value(t, L)};
   if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
     return fly_trace_error(t, at, "internal error: the operands of idx2crd could not be built");
-  FlyStrBuf sb;
-  fly_sb_init(&sb, &t->A);
-  fly_trace_put_tuple(&sb, result);
-  char *text = fly_sb_finish(&sb);
+  char *text = fly_trace_tuple_text(t, result);
   MlirType ty = text ? text_type(t, "int_tuple", text) : (MlirType){NULL};
   MlirValue r = mlirTypeIsNull(ty)
                     ? (MlirValue){NULL}

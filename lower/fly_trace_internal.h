@@ -45,8 +45,9 @@ void fly_trace_put_type(struct FlyStrBuf *sb, const FlyType *ty);
 MlirType fly_trace_type(FlyTrace *t, const FlyType *ty);
 /* A tensor's !fly.memref type, from its element, memory and layout. */
 MlirType fly_trace_tensor_type(FlyTrace *t, const FlyVal *tensor);
-/* A tuple's text: integers, `_`, and `?` for runtime leaves. */
-void fly_trace_put_tuple(struct FlyStrBuf *sb, const FlyVal *v);
+/* A tuple's text, the algebra's pattern of it (fly_val_pattern): integers,
+   `_`, and `?` for runtime leaves. */
+char *fly_trace_tuple_text(FlyTrace *t, const FlyVal *v);
 /* The canonical layout text of a tensor, `?` for runtime leaves. */
 char *fly_trace_layout_text(FlyTrace *t, const FlyVal *shape, const FlyVal *stride);
 /* The handle of v as a value of type ty: a runtime value's own handle, or

@@ -356,10 +356,8 @@ static bool slice(Op *o) {
   for (int i = 0; i < n; i++)
     if (mlirValueIsNull(v[1 + i] = fly_trace_value(t, leaves[i], fly_type_scalar(FLY_TYPE_I32))))
       return false;
-  FlyStrBuf sb;
-  fly_sb_init(&sb, &t->A);
-  fly_trace_put_tuple(&sb, o->args[1]);
-  MlirNamedAttribute a = fly_mlir_named(t->m, "coord", fly_mlir_str_attr(t->m, fly_sb_finish(&sb)));
+  char *coord = fly_trace_tuple_text(t, o->args[1]);
+  MlirNamedAttribute a = fly_mlir_named(t->m, "coord", fly_mlir_str_attr(t->m, coord ? coord : ""));
   return view_result(o, "fly.slice", 1 + n, v, 1, &a);
 }
 

@@ -73,30 +73,16 @@ void fly_trace_put_type(FlyStrBuf *sb, const FlyType *ty) {
   }
 }
 
-void fly_trace_put_tuple(FlyStrBuf *sb, const FlyVal *v) {
-  if (v->kind == FLY_V_TUPLE) {
-    fly_sb_putc(sb, '(');
-    for (int i = 0; i < v->n; i++) {
-      if (i)
-        fly_sb_putc(sb, ',');
-      fly_trace_put_tuple(sb, v->elems[i]);
-    }
-    fly_sb_putc(sb, ')');
-  } else if (v->kind == FLY_V_INT) {
-    fly_sb_int(sb, v->i);
-  } else if (v->kind == FLY_V_UNDERSCORE) {
-    fly_sb_putc(sb, '_');
-  } else {
-    fly_sb_putc(sb, '?');
-  }
+char *fly_trace_tuple_text(FlyTrace *t, const FlyVal *v) {
+  return fly_tuple_str(&t->A, fly_val_pattern(&t->A, v));
 }
 
 char *fly_trace_layout_text(FlyTrace *t, const FlyVal *shape, const FlyVal *stride) {
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);
-  fly_trace_put_tuple(&sb, shape);
+  fly_sb_puts(&sb, fly_trace_tuple_text(t, shape));
   fly_sb_putc(&sb, ':');
-  fly_trace_put_tuple(&sb, stride);
+  fly_sb_puts(&sb, fly_trace_tuple_text(t, stride));
   return fly_sb_finish(&sb);
 }
 

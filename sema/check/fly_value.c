@@ -792,3 +792,23 @@ char *fly_val_describe(FlyAlgebra *A, const FlyVal *v) {
   }
   return fly_sb_finish(&sb);
 }
+
+FlyTuple *fly_val_pattern(FlyAlgebra *A, const FlyVal *v) {
+  switch (v->kind) {
+  case FLY_V_INT:
+    return fly_tuple_int(A, v->i);
+  case FLY_V_UNDERSCORE:
+    return fly_tuple_underscore(A);
+  case FLY_V_TUPLE: {
+    FlyTuple **e = fly_alloc(A, sizeof *e * (size_t)(v->n ? v->n : 1));
+    if (!e)
+      return NULL;
+    for (int i = 0; i < v->n; i++)
+      if (!(e[i] = fly_val_pattern(A, v->elems[i])))
+        return NULL;
+    return fly_tuple_seq(A, v->n, e);
+  }
+  default:
+    return fly_tuple_dynamic(A, v);
+  }
+}

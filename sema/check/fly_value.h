@@ -217,4 +217,11 @@ char *fly_val_describe(FlyAlgebra *A, const FlyVal *v);
  * (fly_interp_types.c). */
 const FlyType *fly_default_runtime_type(const FlyVal *v);
 
+/* A tuple value as a pattern of the algebra (fly_layout_text.h): integers,
+ * `_`, and `?` for each runtime leaf (its handle: the leaf's FlyVal). How
+ * the tracer writes shapes, strides and coordinates into the IR, which the
+ * lowering reads back with fly_parse_tuple_pattern. NULL after an error. */
+struct FlyTuple;
+struct FlyTuple *fly_val_pattern(FlyAlgebra *A, const FlyVal *v);
+
 #endif
