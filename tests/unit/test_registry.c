@@ -1,0 +1,107 @@
+/* test_registry.c — the tables every layer reads: the atoms
+ * (fly_atoms.def), the builtins and opcodes (fly_ops.def), and how they
+ * answer what tools and messages ask of them. (The targets are tested in
+ * test_interp.c, beside the semantic pass that uses them.) */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "fly_atom.h"
+#include "fly_builtin_info.h"
+#include "fly_emit.h"
+
+static void atoms_are_found_by_name(void **state) {
+  (void)state;
+  const FlyAtom *a = fly_atom_find("nv.mma_sync_16x8x16", 19);
+  assert_non_null(a);
+  assert_int_equal(a->id, FLY_ATOM_NV_MMA_SYNC_16X8X16);
+  assert_int_equal(a->kind, FLY_ATOM_MMA);
+  assert_int_equal(a->mma, FLY_MMA_NV_MMA_SYNC);
+  assert_int_equal(fly_atom_vendor(a), FLY_VENDOR_NVIDIA);
+  assert_ptr_equal(fly_atom_find_in("nv", "mma_sync_16x8x16", 16), a);
+  assert_null(fly_atom_find_in("amd", "mma_sync_16x8x16", 16));
+  assert_null(fly_atom_find("nv.mma_sync", 11));
+  const FlyAtom *u = fly_atom_find("universal", 9);
+  assert_non_null(u);
+  assert_int_equal(u->kind, FLY_ATOM_COPY);
+  assert_int_equal(fly_atom_vendor(u), -1);
+  assert_true((u->widths >> 7) & 1u); /* 128 bits */
+  assert_false((u->widths >> 8) & 1u);
+}
+
+static void atoms_run_where_their_family_is(void **state) {
+  (void)state;
+  const FlyAtom *mfma = fly_atom_find("amd.mfma_16x16x16", 17);
+  assert_true(fly_atom_available(mfma, fly_target_find("gfx942")));
+  assert_false(fly_atom_available(mfma, fly_target_find("gfx1201")));
+  assert_false(fly_atom_available(mfma, fly_target_find("sm_90")));
+  assert_string_equal(fly_atom_targets(mfma), "gfx90a, gfx942, gfx950");
+  const FlyAtom *u = fly_atom_find("universal", 9);
+  for (int i = 0; fly_target_at(i); i++)
+    assert_true(fly_atom_available(u, fly_target_at(i)));
+  assert_true(fly_atom_takes(mfma, FLY_TYPE_BF16));
+  assert_false(fly_atom_takes(mfma, FLY_TYPE_F32));
+}
+
+/* Every MMA atom's TV layouts cover its tiles: threads x values is M x K,
+   N x K and M x N, which the partitions and the lowering rely on. */
+static void atom_shapes_are_consistent(void **state) {
+  (void)state;
+  for (int i = 0; fly_atom_at(i); i++) {
+    const FlyAtom *a = fly_atom_at(i);
+    if (a->kind != FLY_ATOM_MMA)
+      continue;
+    assert_int_equal(a->m * a->k % a->threads, 0);
+    assert_int_equal(a->n * a->k % a->threads, 0);
+    assert_int_equal(a->m * a->n % a->threads, 0);
+    for (int k = 0; k < 3; k++)
+      assert_non_null(a->tv[k]);
+    assert_int_equal(a->threads, fly_target_has_mma(fly_target_find("sm_90"), a->mma) ? 32 : 64);
+  }
+}
+
+static void builtins_are_listed_once(void **state) {
+  (void)state;
+  int functions = 0, runtime = 0;
+  for (int i = 0; fly_builtin_info_at(i); i++) {
+    const FlyBuiltinInfo *b = fly_builtin_info_at(i);
+    for (int j = 0; j < i; j++)
+      assert_string_not_equal(fly_builtin_info_at(j)->name, b->name);
+    assert_true(b->group < FLY_GROUP_COUNT);
+    assert_true(strlen(b->doc) > 0);
+    functions += b->kind == FLY_WORD_FUNCTION;
+    runtime += b->runtime;
+    /* A function's usage starts with its name (as a call or a method). */
+    if (b->kind == FLY_WORD_FUNCTION)
+      assert_non_null(strstr(b->usage, b->name));
+  }
+  assert_true(functions > 60);
+  assert_true(runtime > 20);
+  assert_string_equal(fly_group_title(FLY_GROUP_ALGEBRA), "layout algebra");
+}
+
+static void opcodes_have_names(void **state) {
+  (void)state;
+  assert_string_equal(fly_opcode_name(FLY_OPCODE_EXP), "exp");
+  assert_string_equal(fly_opcode_name(FLY_OPCODE_PARTITION_S), "partition_S");
+  assert_string_equal(fly_opcode_name(FLY_OPCODE_ADD), "+");
+  assert_string_equal(fly_opcode_name(FLY_OPCODE_INDEX), "INDEX");
+  assert_int_equal(fly_opcode_of_operator(FLY_OP_SHL), FLY_OPCODE_SHL);
+  assert_int_equal(fly_opcode_of_operator(FLY_OP_BITNOT), FLY_OPCODE_BITNOT);
+  assert_string_equal(fly_opcode_name(FLY_OPCODE_COUNT), "?");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(atoms_are_found_by_name),
+      cmocka_unit_test(atoms_run_where_their_family_is),
+      cmocka_unit_test(atom_shapes_are_consistent),
+      cmocka_unit_test(builtins_are_listed_once),
+      cmocka_unit_test(opcodes_have_names),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
