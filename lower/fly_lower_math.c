@@ -26,32 +26,9 @@ static MlirValue splat(FlyBuild *b, MlirType t, double f) {
   return fly_build_op1(b, "arith.constant", t, 0, NULL, 1, &a);
 }
 
-/* An LLVM intrinsic by name ("llvm.exp2"), suffixed with its type. The
-   NVVM and ROCDL conversions rewrite the math intrinsic operations into
-   calls of their device libraries; a named intrinsic call stays as it is,
-   and both back ends select the instruction (ex2.approx, v_exp_f32 ...). */
 MlirValue fly_build_intrinsic(FlyBuild *b, const char *name, MlirType t, int n,
                               const MlirValue *v) {
-  char *tt = fly_lower_type_text(t);
-  char full[96], segs[64];
-  if (tt && strncmp(tt, "vector<", 7) == 0) {
-    /* vector<4xf32> is v4f32 in an intrinsic's name. */
-    char *x = strchr(tt, 'x');
-    char *gt = strrchr(tt, '>');
-    if (x && gt)
-      *gt = 0;
-    snprintf(full, sizeof full, "%s.v%.*s%s", name, x ? (int)(x - tt - 7) : 0, tt + 7,
-             x ? x + 1 : "");
-  } else {
-    snprintf(full, sizeof full, "%s.%s", name, tt ? tt : "f32");
-  }
-  free(tt);
-  snprintf(segs, sizeof segs, "array<i32: %d, 0>", n);
-  MlirNamedAttribute a[3] = {
-      fly_mlir_named(b->m, "intrin", fly_mlir_str_attr(b->m, full)),
-      fly_mlir_named(b->m, "op_bundle_sizes", fly_build_attr(b, "array<i32>")),
-      fly_mlir_named(b->m, "operandSegmentSizes", fly_build_attr(b, segs))};
-  return fly_build_op1(b, "llvm.call_intrinsic", t, n, v, 3, a);
+  return fly_mlir_intrinsic(b->m, b->ip, b->loc, name, t, n, v);
 }
 
 MlirType fly_elem_of(MlirType t) {

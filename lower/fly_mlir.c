@@ -175,3 +175,36 @@ void fly_mlir_print(MlirOperation op, FILE *out, bool locations) {
   mlirOpPrintingFlagsDestroy(flags);
   fputc('\n', out);
 }
+
+static void put_text(MlirStringRef s, void *user) {
+  FILE *f = user;
+  fwrite(s.data, 1, s.length, f);
+}
+
+MlirValue fly_mlir_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name,
+                             MlirType t, int n, const MlirValue *v) {
+  char tt[64] = "", full[128], segs[64];
+  FILE *f = fmemopen(tt, sizeof tt - 1, "w");
+  if (f) {
+    mlirTypePrint(t, put_text, f);
+    fclose(f);
+  }
+  if (strncmp(tt, "vector<", 7) == 0) {
+    /* vector<4xf32> is v4f32 in an intrinsic's name. */
+    char *x = strchr(tt, 'x'), *gt = strrchr(tt, '>');
+    if (x && gt)
+      *gt = 0;
+    snprintf(full, sizeof full, "%s.v%.*s%s", name, x ? (int)(x - tt - 7) : 0, tt + 7,
+             x ? x + 1 : "");
+  } else {
+    snprintf(full, sizeof full, "%s.%s", name, tt);
+  }
+  snprintf(segs, sizeof segs, "array<i32: %d, 0>", n);
+  MlirNamedAttribute a[3] = {
+      fly_mlir_named(m, "intrin", fly_mlir_str_attr(m, full)),
+      fly_mlir_named(m, "op_bundle_sizes",
+                     mlirAttributeParseGet(m->ctx, mlirStringRefCreateFromCString("array<i32>"))),
+      fly_mlir_named(m, "operandSegmentSizes",
+                     mlirAttributeParseGet(m->ctx, mlirStringRefCreateFromCString(segs)))};
+  return fly_mlir_op1(m, ip, loc, "llvm.call_intrinsic", t, n, v, 3, a);
+}

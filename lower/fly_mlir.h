@@ -68,6 +68,15 @@ MlirOperation fly_mlir_op(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char
 MlirValue fly_mlir_op1(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name, MlirType res,
                        int nopd, const MlirValue *opd, int nattr, const MlirNamedAttribute *attr);
 
+/* A call of the LLVM intrinsic `name` ("llvm.floor") on n values, named
+   with its type as LLVM names them ("llvm.floor.f32", "llvm.floor.v4f16")
+   and giving a t. The NVVM and ROCDL conversions rewrite the math dialect
+   into calls of their device libraries, which Fly does not use; a named
+   intrinsic stays as it is, and both back ends select the instruction
+   (cvt.rmi, v_floor_f32 ...). */
+MlirValue fly_mlir_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name,
+                             MlirType t, int n, const MlirValue *v);
+
 /* Prints an operation's text to a stream (generic form for Fly ops). */
 void fly_mlir_print(MlirOperation op, FILE *out, bool locations);
 
