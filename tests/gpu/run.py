@@ -5,7 +5,8 @@
     python3 tests/gpu/run.py --artifacts build/gpu [--log DIR] [--no-bench]
 
 ARTIFACTS is what the build gathers in build/gpu (tests/gpu/CMakeLists.txt):
-the bundles, libflyrt.so, flyc and flyrt_check. Nothing is compiled here, so
+the bundles (and in ops/ those of the golden operation tests, whose `// GPU:`
+checks run_ops.py runs), libflyrt.so, flyc and flyrt_check. Nothing is compiled here, so
 the GPU machine needs neither MLIR nor a compiler. Each part prints lines
 "ok ..." / "FAIL ..." and figures as "bench NAME VALUE UNIT"; this script
 runs them in turn, keeps their output (under --log, one file each), and ends
@@ -114,6 +115,7 @@ def main():
         ("python", [sys.executable, os.path.join(HERE, "python_checks.py"), "--artifacts", art]
          + (["--no-bench"] if args.no_bench else [])),
         ("flyc_run", ["bash", os.path.join(HERE, "flyc_run_checks.sh"), art]),
+        ("ops", [sys.executable, os.path.join(HERE, "run_ops.py"), "--artifacts", art]),
     ]
     figures, failed = {}, []
     for name, argv in parts:
