@@ -281,6 +281,18 @@ static bool math(Op *o, FlyOpcode op) {
                          fly_type_str(&t->A, ty));
 }
 
+/* An LLVM intrinsic of one float (a scalar or a vector): the instruction
+   both back ends select, where the math dialect would call a device
+   library. */
+static bool intrinsic(Op *o, const char *name) {
+  FlyTrace *t = o->t;
+  const FlyType *ty = o->result->type;
+  MlirValue x = fly_trace_value(t, o->args[0], ty);
+  if (mlirValueIsNull(x))
+    return false;
+  return set_result(o, fly_mlir_intrinsic(t->m, t->ip, t->loc, name, fly_trace_type(t, ty), 1, &x));
+}
+
 /* The product of the static leaves of a shape. */
 static int64_t static_product(const FlyVal *v) {
   if (v->kind == FLY_V_INT)
@@ -620,6 +632,8 @@ static bool trace(Op *o, FlyOpcode op) {
   case FLY_OPCODE_MIN:
   case FLY_OPCODE_MAX:
     return math(o, op);
+  case FLY_OPCODE_FLOOR:
+    return intrinsic(o, "llvm.floor");
   case FLY_OPCODE_BARRIER:
     fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
     return true;

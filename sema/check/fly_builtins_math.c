@@ -177,6 +177,7 @@ MATH_BUILTIN(log, log, LOG)
 MATH_BUILTIN(log2, log2_, LOG2)
 MATH_BUILTIN(sqrt, sqrt, SQRT)
 MATH_BUILTIN(rsqrt, rsqrt, RSQRT)
+MATH_BUILTIN(floor, floor, FLOOR)
 
 const FlyVal *fly_builtin_abs(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *x = fly_arg_number(I, a, 0, "abs");
