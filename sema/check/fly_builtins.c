@@ -34,6 +34,12 @@ static const struct {
 #include "fly_ops.def"
 };
 
+/* The named arguments of each function ("scope order"), NULL for none. */
+static const char *const named_args[FLY_BUILTIN_COUNT] = {
+#define FLY_BUILTIN_NAMED(id, names) [FLY_BUILTIN_##id] = names,
+#include "fly_ops.def"
+};
+
 static const FlyTypeCode type_codes[] = {
 #define FLY_TYPE_NAME(id, name, code, doc) code,
 #include "fly_ops.def"
@@ -62,6 +68,46 @@ static int find(const char *name, uint32_t len) {
 }
 
 bool fly_is_builtin_name(const char *name, uint32_t len) { return find(name, len) >= 0; }
+
+/* Whether the n bytes at w are one of the words of list ("scope order"). */
+static bool word_in(const char *list, const char *w, uint32_t n) {
+  for (const char *p = list; *p;) {
+    size_t k = strcspn(p, " ");
+    if (k == n && memcmp(p, w, n) == 0)
+      return true;
+    p += k;
+    while (*p == ' ')
+      p++;
+  }
+  return false;
+}
+
+const FlyVal *fly_arg_named(const FlyArgs *a, const char *name, const FlyNode **at) {
+  for (int i = 0; i < a->nnamed; i++)
+    if (name_is(a->named[i]->str, a->named[i]->len, name)) {
+      if (at)
+        *at = a->named[i];
+      return a->named_v[i];
+    }
+  return NULL;
+}
+
+int fly_arg_choice(FlyInterp *I, const FlyArgs *a, const char *name, const char *const *choices,
+                   int missing) {
+  const FlyNode *at;
+  const FlyVal *v = fly_arg_named(a, name, &at);
+  if (!v)
+    return missing;
+  for (int i = 0; v->kind == FLY_V_STR && choices[i]; i++)
+    if (name_is(v->s, v->len, choices[i]))
+      return i;
+  char list[256];
+  size_t n = 0;
+  for (int i = 0; choices[i] && n < sizeof list; i++)
+    n += (size_t)snprintf(list + n, sizeof list - n, "%s\"%s\"", i ? ", " : "", choices[i]);
+  fly_err(I, at, "%s is one of %s, not %s", name, list, fly_val_describe(&I->A, v));
+  return -1;
+}
 
 static const FlyVal *object(FlyInterp *I, FlyObjectKind kind, const char *name) {
   FlyVal *v = fly_val_new(&I->A, FLY_V_OBJECT);
@@ -127,8 +173,18 @@ const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *arg
     return NULL;
   const FlyBuiltinInfo *f = &infos[b->builtin];
   int min_args = functions[b->builtin].min_args, max_args = functions[b->builtin].max_args;
-  if (args->nnamed)
-    return fly_err(I, args->named[0], "%s takes no named arguments", f->name);
+  const char *names = named_args[b->builtin];
+  for (int i = 0; i < args->nnamed; i++) {
+    const FlyNode *na = args->named[i];
+    if (!names)
+      return fly_err(I, na, "%s takes no named arguments", f->name);
+    if (!word_in(names, na->str, na->len))
+      return fly_err(I, na, "%s has no argument named '%.*s' (it takes %s)", f->name, (int)na->len,
+                     na->str, names);
+    for (int j = 0; j < i; j++)
+      if (args->named[j]->len == na->len && memcmp(args->named[j]->str, na->str, na->len) == 0)
+        return fly_err(I, na, "the argument '%.*s' is given twice", (int)na->len, na->str);
+  }
   FlyArgs a = *args;
   if (b->self) {
     /* A method call: the receiver becomes the first argument. */

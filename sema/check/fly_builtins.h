@@ -38,6 +38,13 @@ const FlyBuiltinInfo *fly_builtin_function(FlyBuiltinId id);
 bool fly_arg_int(FlyInterp *I, const FlyArgs *a, int i, const char *what, int64_t *out);
 const FlyLayout *fly_arg_layout(FlyInterp *I, const FlyArgs *a, int i, const char *what);
 const FlyType *fly_arg_type(FlyInterp *I, const FlyArgs *a, int i, const char *what);
+/* Named arguments (fly_ops.def's FLY_BUILTIN_NAMED rows; the call has
+   checked their names): the value of `name`, NULL when it is not given (at:
+   its node, for messages); a string one of `choices` (NULL-ended), as its
+   index, `missing` when not given, -1 after an error. */
+const FlyVal *fly_arg_named(const FlyArgs *a, const char *name, const FlyNode **at);
+int fly_arg_choice(FlyInterp *I, const FlyArgs *a, const char *name, const char *const *choices,
+                   int missing);
 /* A number, static or runtime (not a boolean). */
 const FlyVal *fly_arg_number(FlyInterp *I, const FlyArgs *a, int i, const char *fn);
 /* A tensor. */
