@@ -267,7 +267,59 @@ static FlySym mma_offset(FlyBuild *b, MlirOperation op, char operand, const FlyL
   return tile_offset(b, crd, 2, src);
 }
 
-static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
+/* What each Fly operation of this pass is. */
+typedef enum Kind {
+  ALLOC_SMEM,
+  ALLOC_REG, /* rmem<T>(L) and the fragments of a partition */
+  SLICE,
+  DIVIDE,
+  COPY_PARTITION, /* partition_S/D */
+  MMA_PARTITION,  /* partition_A/B/C: operand says which */
+  INT_TUPLE,
+  LAYOUT,
+  CRD2IDX,
+  IDX2CRD,
+  GET_LEAF,
+} Kind;
+
+typedef struct Row {
+  const char *op;
+  Kind kind;
+  const char *what; /* views: the operation's name in messages */
+  char operand;     /* MMA_PARTITION: 'A', 'B' or 'C' */
+} Row;
+
+static const Row rows[] = {
+    {"fly.alloc_smem", ALLOC_SMEM, NULL, 0},
+    {"fly.alloc_reg", ALLOC_REG, NULL, 0},
+    {"fly.partition_fragment_a", ALLOC_REG, NULL, 0},
+    {"fly.partition_fragment_b", ALLOC_REG, NULL, 0},
+    {"fly.partition_fragment_c", ALLOC_REG, NULL, 0},
+    {"fly.slice", SLICE, "slice", 0},
+    {"fly.logical_divide", DIVIDE, "logical_divide", 0},
+    {"fly.zipped_divide", DIVIDE, "zipped_divide", 0},
+    {"fly.tiled_divide", DIVIDE, "tiled_divide", 0},
+    {"fly.flat_divide", DIVIDE, "flat_divide", 0},
+    {"fly.partition_s", COPY_PARTITION, "partition_S", 0},
+    {"fly.partition_d", COPY_PARTITION, "partition_D", 0},
+    {"fly.partition_a", MMA_PARTITION, "partition_A", 'A'},
+    {"fly.partition_b", MMA_PARTITION, "partition_B", 'B'},
+    {"fly.partition_c", MMA_PARTITION, "partition_C", 'C'},
+    {"fly.make_int_tuple", INT_TUPLE, NULL, 0},
+    {"fly.make_layout", LAYOUT, NULL, 0},
+    {"fly.crd2idx", CRD2IDX, NULL, 0},
+    {"fly.idx2crd", IDX2CRD, NULL, 0},
+    {"fly.get_leaf", GET_LEAF, NULL, 0},
+};
+
+static const Row *row_of(MlirOperation op) {
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (fly_lower_is(op, rows[i].op))
+      return &rows[i];
+  return NULL;
+}
+
+static void view(Views *w, FlyBuild *b, MlirOperation op, const Row *row) {
   MlirValue res = mlirOperationGetResult(op, 0);
   MlirType rt = mlirValueGetType(res);
   FlyMemType mt;
@@ -278,7 +330,7 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
   fly_memtype_free(&mt);
   if (b->failed)
     return;
-  bool slice = strcmp(name, "slice") == 0, part = strncmp(name, "partition_", 10) == 0;
+  bool slice = row->kind == SLICE, part = row->kind == COPY_PARTITION || row->kind == MMA_PARTITION;
   int src_at = part ? 2 : 0;
   int n = (int)mlirOperationGetNumOperands(op);
   int first = src_at + 1; /* the result's leaves, after the operands proper */
@@ -299,7 +351,7 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
                            "that the compiler does not follow (they are not a number "
                            "times one runtime value); a tensor with more static modes "
                            "avoids this",
-                           name);
+                           row->what);
   }
   FlyMemDesc src;
   if (!fly_memdesc_of(b, mlirOperationGetOperand(op, src_at), &src)) {
@@ -316,10 +368,10 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const char *name) {
     FlyTuple *c = k <= 64 ? fly_build_tuple(b, coord, vals, k) : NULL;
     if (c && !fly_sym_crd2idx(&o, c, src.L->shape, src.L->stride, &off))
       fly_build_error(b, "internal error: a coordinate with more modes than its layout");
-  } else if (part && (name[10] == 's' || name[10] == 'd') && name[11] == 0) {
+  } else if (row->kind == COPY_PARTITION) {
     off = copy_offset(b, op, src.L);
-  } else if (part) {
-    off = mma_offset(b, op, (char)(name[10] - 'a' + 'A'), src.L);
+  } else if (row->kind == MMA_PARTITION) {
+    off = mma_offset(b, op, row->operand, src.L);
   }
   free(coord);
   if (!b->failed) {
@@ -451,8 +503,36 @@ static void get_leaf(Views *w, FlyBuild *b, MlirOperation op) {
 /* ---- the pass ------------------------------------------------------------------------------- */
 
 static bool is_tuple_op(MlirOperation op) {
-  return fly_lower_is(op, "fly.make_int_tuple") || fly_lower_is(op, "fly.make_layout") ||
-         fly_lower_is(op, "fly.crd2idx") || fly_lower_is(op, "fly.idx2crd");
+  const Row *r = row_of(op);
+  return r &&
+         (r->kind == INT_TUPLE || r->kind == LAYOUT || r->kind == CRD2IDX || r->kind == IDX2CRD);
+}
+
+static void rewrite(Views *w, FlyBuild *b, MlirOperation op) {
+  const Row *r = row_of(op);
+  if (!r)
+    return; /* not this pass's: copies, loads, MMAs ... */
+  switch (r->kind) {
+  case ALLOC_SMEM:
+    return alloc_smem(w, b, op);
+  case ALLOC_REG:
+    return alloc_reg(w, b, op);
+  case SLICE:
+  case DIVIDE:
+  case COPY_PARTITION:
+  case MMA_PARTITION:
+    return view(w, b, op, r);
+  case INT_TUPLE:
+    return make_int_tuple(w, b, op);
+  case LAYOUT:
+    return make_layout(w, b, op);
+  case CRD2IDX:
+    return crd2idx(w, b, op);
+  case IDX2CRD:
+    return idx2crd(w, b, op);
+  case GET_LEAF:
+    return get_leaf(w, b, op);
+  }
 }
 
 /* Whether the kernels are for AMD, whose private memory is address space 5:
@@ -493,26 +573,7 @@ bool fly_lower_layouts(FlyMlir *m, MlirOperation root) {
     MlirOperation op = list.ops[i];
     FlyBuild b = {m,   {mlirOperationGetBlock(op), op}, mlirOperationGetLocation(op), i32, false,
                   &w.A};
-    MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)n.length - 4, n.data + 4);
-    if (strcmp(name, "alloc_smem") == 0)
-      alloc_smem(&w, &b, op);
-    else if (strcmp(name, "alloc_reg") == 0 || strncmp(name, "partition_fragment_", 19) == 0)
-      alloc_reg(&w, &b, op);
-    else if (strcmp(name, "slice") == 0 || strstr(name, "_divide") ||
-             strncmp(name, "partition_", 10) == 0)
-      view(&w, &b, op, name);
-    else if (strcmp(name, "make_int_tuple") == 0)
-      make_int_tuple(&w, &b, op);
-    else if (strcmp(name, "make_layout") == 0)
-      make_layout(&w, &b, op);
-    else if (strcmp(name, "crd2idx") == 0)
-      crd2idx(&w, &b, op);
-    else if (strcmp(name, "idx2crd") == 0)
-      idx2crd(&w, &b, op);
-    else if (strcmp(name, "get_leaf") == 0)
-      get_leaf(&w, &b, op);
+    rewrite(&w, &b, op);
     ok = !b.failed;
   }
   /* The tuple operations go last, users first. */
