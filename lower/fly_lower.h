@@ -23,6 +23,15 @@
 #include "fly_mlir.h"
 #include "mlir-c/Pass.h"
 
+/* The Fly passes above, each named once (fly_lower_passes.c). */
+typedef enum FlyPassId {
+  FLY_PASS_LAYOUTS, /* fly-layout-lowering */
+  FLY_PASS_NVVM,    /* convert-fly-to-nvvm */
+  FLY_PASS_ROCDL,   /* convert-fly-to-rocdl */
+  FLY_PASS_COUNT
+} FlyPassId;
+const char *fly_pass_name(FlyPassId id);
+
 /* Whether name is one of the Fly passes above. */
 bool fly_pass_known(const char *name);
 /* A new instance of the Fly pass `name` (null when unknown). */

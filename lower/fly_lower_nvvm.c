@@ -112,5 +112,4 @@ static void rewrite(FlyBuild *b, MlirOperation op) {
   (void)op;
 }
 
-const FlyTargetHooks fly_nvvm_hooks = {
-    "convert-fly-to-nvvm", FLY_VENDOR_NVIDIA, mma, nv_log2, wants, rewrite};
+const FlyTargetHooks fly_nvvm_hooks = {FLY_VENDOR_NVIDIA, mma, nv_log2, wants, rewrite};

@@ -9,14 +9,18 @@
 
 typedef struct PassInfo {
   const char *name, *description;
-  int kind; /* 0 layouts, 1 NVIDIA, 2 AMD */
+  FlyPassId id;
 } PassInfo;
 
-static const PassInfo passes[] = {
-    {"fly-layout-lowering", "Fly views, allocations and coordinates to pointers and arith", 0},
-    {"convert-fly-to-nvvm", "Fly copies, loads, stores, MMAs and math for NVIDIA", 1},
-    {"convert-fly-to-rocdl", "Fly copies, loads, stores, MMAs and math for AMD", 2},
+/* Indexed by FlyPassId. */
+static const PassInfo passes[FLY_PASS_COUNT] = {
+    {"fly-layout-lowering", "Fly views, allocations and coordinates to pointers and arith",
+     FLY_PASS_LAYOUTS},
+    {"convert-fly-to-nvvm", "Fly copies, loads, stores, MMAs and math for NVIDIA", FLY_PASS_NVVM},
+    {"convert-fly-to-rocdl", "Fly copies, loads, stores, MMAs and math for AMD", FLY_PASS_ROCDL},
 };
+
+const char *fly_pass_name(FlyPassId id) { return passes[id].name; }
 
 static const PassInfo *find(const char *name, size_t len) {
   for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++)
@@ -36,7 +40,8 @@ static void run(MlirOperation op, MlirExternalPass pass, void *user) {
   FlyMlir m;
   memset(&m, 0, sizeof m);
   m.ctx = mlirOperationGetContext(op);
-  bool ok = p->kind == 0 ? fly_lower_layouts(&m, op) : fly_lower_to_target(&m, op, p->kind == 2);
+  bool ok = p->id == FLY_PASS_LAYOUTS ? fly_lower_layouts(&m, op)
+                                      : fly_lower_to_target(&m, op, p->id == FLY_PASS_ROCDL);
   if (!ok)
     mlirExternalPassSignalFailure(pass);
 }

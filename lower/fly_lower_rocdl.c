@@ -72,5 +72,4 @@ static bool wants(MlirOperation op) {
   return fly_lower_is(op, "gpu.block_dim") || fly_lower_is(op, "gpu.grid_dim");
 }
 
-const FlyTargetHooks fly_rocdl_hooks = {
-    "convert-fly-to-rocdl", FLY_VENDOR_AMD, mma, log2_, wants, rewrite};
+const FlyTargetHooks fly_rocdl_hooks = {FLY_VENDOR_AMD, mma, log2_, wants, rewrite};

@@ -25,7 +25,6 @@ typedef struct FlyMmaCall {
 } FlyMmaCall;
 
 typedef struct FlyTargetHooks {
-  const char *pass; /* "convert-fly-to-nvvm" */
   FlyVendor vendor;
   /* The MMA instruction of c->atom's family; its result as vector<vc x tc>. */
   MlirValue (*mma)(FlyBuild *b, const FlyMmaCall *c);

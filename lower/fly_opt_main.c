@@ -20,15 +20,23 @@ static const char usage[] =
     "usage: fly-opt FILE [--pass-pipeline=PIPELINE] [-o OUT] [--mlir-print-debuginfo]\n"
     "\n"
     "Runs PIPELINE (Fly passes and upstream ones, comma-separated) on the MLIR\n"
-    "module in FILE ('-': standard input) and prints the result.\n"
-    "Fly passes: fly-layout-lowering, convert-fly-to-nvvm, convert-fly-to-rocdl.\n";
+    "module in FILE ('-': standard input) and prints the result.\n";
+
+/* The usage, with the Fly passes' names. */
+static void print_usage(FILE *out) {
+  fputs(usage, out);
+  fputs("Fly passes:", out);
+  for (int i = 0; i < FLY_PASS_COUNT; i++)
+    fprintf(out, "%s %s", i ? "," : "", fly_pass_name((FlyPassId)i));
+  fputs(".\n", out);
+}
 
 int main(int argc, char **argv) {
   const char *file = NULL, *pipeline = NULL, *out_path = NULL;
   bool debuginfo = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      fputs(usage, stdout);
+      print_usage(stdout);
       return 0;
     } else if (strncmp(argv[i], "--pass-pipeline=", 16) == 0) {
       pipeline = argv[i] + 16;
@@ -37,7 +45,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--mlir-print-debuginfo") == 0) {
       debuginfo = true;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "fly-opt: error: unknown option '%s'\n%s", argv[i], usage);
+      fprintf(stderr, "fly-opt: error: unknown option '%s'\n", argv[i]);
+      print_usage(stderr);
       return 2;
     } else if (file) {
       fprintf(stderr, "fly-opt: error: more than one input ('%s')\n", argv[i]);
@@ -47,7 +56,8 @@ int main(int argc, char **argv) {
     }
   }
   if (!file) {
-    fprintf(stderr, "fly-opt: error: no input file\n%s", usage);
+    fprintf(stderr, "fly-opt: error: no input file\n");
+    print_usage(stderr);
     return 2;
   }
   size_t len;

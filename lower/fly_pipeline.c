@@ -56,19 +56,20 @@ bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *o
    target, the Fly passes, the upstream conversions inside the gpu.module,
    then to LLVM. Serialisation comes after (fly_pipeline_compile). */
 static bool pipeline_for(const FlyTarget *t, int opt_level, char *buf, size_t n) {
+  const char *layouts = fly_pass_name(FLY_PASS_LAYOUTS);
   if (t->vendor == FLY_VENDOR_NVIDIA)
     return snprintf(buf, n,
-                    "nvvm-attach-target{chip=%s features=%s O=%d},fly-layout-lowering,"
-                    "convert-fly-to-nvvm,canonicalize,cse,gpu.module(convert-nvgpu-to-nvvm,"
-                    "convert-vector-to-llvm,convert-scf-to-cf,convert-gpu-to-nvvm),gpu-to-llvm,"
-                    "reconcile-unrealized-casts",
-                    t->arch, t->isa, opt_level) < (int)n;
+                    "nvvm-attach-target{chip=%s features=%s O=%d},%s,%s,canonicalize,cse,"
+                    "gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-llvm,convert-scf-to-cf,"
+                    "convert-gpu-to-nvvm),gpu-to-llvm,reconcile-unrealized-casts",
+                    t->arch, t->isa, opt_level, layouts, fly_pass_name(FLY_PASS_NVVM)) < (int)n;
   return snprintf(buf, n,
-                  "rocdl-attach-target{chip=%s O=%d},fly-layout-lowering,convert-fly-to-rocdl,"
+                  "rocdl-attach-target{chip=%s O=%d},%s,%s,"
                   "canonicalize,cse,gpu.module(convert-amdgpu-to-rocdl{chipset=%s},"
                   "convert-vector-to-llvm,convert-scf-to-cf,convert-gpu-to-rocdl{chipset=%s "
                   "runtime=HIP}),gpu-to-llvm,reconcile-unrealized-casts",
-                  t->arch, opt_level, t->isa, t->isa) < (int)n;
+                  t->arch, opt_level, layouts, fly_pass_name(FLY_PASS_ROCDL), t->isa,
+                  t->isa) < (int)n;
 }
 
 static char *dup_ref(MlirStringRef s) {
