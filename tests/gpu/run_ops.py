@@ -136,6 +136,26 @@ class Harness:
         return True
 
 
+def self_test(torch, np) -> bool:
+    """The harness can fail: a wrong value, a NaN left in an output and a
+    write into a guard region are each caught."""
+    h = Harness(torch, np)
+    y = h.out(5)
+    y.fill_(1.0)
+    caught = 0
+    for actual, expected in ((y, np.full(5, 2.0)), (h.out(3), np.zeros(3))):
+        try:
+            h.check(actual, expected, atol=0.5)
+        except AssertionError:
+            caught += 1
+    ok_value = caught == 2
+    torch.cuda.synchronize()
+    intact_before = h.guards_intact()
+    base = h.guards[0][0]
+    base[0] = 7.0  # a write into the first output's left guard
+    return ok_value and intact_before and not h.guards_intact()
+
+
 def run_file(fly, torch, np, path: Path, bundle: Path) -> int:
     failures = 0
     mod = fly.load(str(bundle))
@@ -182,6 +202,10 @@ def main():
     sys.path.insert(0, str(REPO / "runtime" / "python"))
     import fly
 
+    if not self_test(torch, np):
+        print("FAIL the harness does not catch a wrong value, a NaN or a guard write")
+        return 1
+    print("ok   the harness catches a wrong value, an unwritten output and a guard write")
     files = [Path(f).resolve() for f in args.files] or sorted(GOLDEN.glob("*.fly"))
     failures, ran = 0, 0
     for path in files:
