@@ -298,49 +298,50 @@ static AmdMove amd_static_move(FlyTrace *t, const Perm *p, AmdPlan *plan) {
   return AMD_BPERMUTE;
 }
 
-/* The source lane of a shuffle by k (an i32) within segments of w lanes,
-   as source_lane() says, computed at run time. A lane reads j when it may,
-   itself when not. */
-static MlirValue amd_source_lane(FlyTrace *t, FlyOpcode op, MlirValue k, int w) {
+/* k & mask as an i32, folded when k is static. */
+static MlirValue low_bits(FlyTrace *t, const FlyVal *k, int64_t mask) {
+  if (k->kind == FLY_V_INT)
+    return fly_trace_i32(t, k->i & mask);
+  return binop(t, "arith.andi", fly_trace_value(t, k, NULL), fly_trace_i32(t, mask));
+}
+
+/* The source lane of a shuffle by k within segments of w lanes, as
+   source_lane() says, computed at run time: j where a lane may read it,
+   the lane itself where not. */
+static MlirValue amd_source_lane(FlyTrace *t, FlyOpcode op, const FlyVal *k, int w) {
   int warp = t->target->warp_size;
-  bool whole = w == warp; /* one segment: its base is 0 */
-  MlirValue lane = lane_id(t);
-  MlirValue base = whole ? fly_trace_i32(t, 0) : binop(t, "arith.andi", lane, fly_trace_i32(t, -w));
-  if (op == FLY_OPCODE_SHUFFLE) {
-    MlirValue in = binop(t, "arith.andi", k, fly_trace_i32(t, w - 1));
-    return whole ? in : binop(t, "arith.ori", base, in);
-  }
-  MlirValue by = binop(t, "arith.andi", k, fly_trace_i32(t, warp - 1));
-  MlirValue j, ok;
+  bool whole = w == warp; /* one segment, from lane 0 */
+  if (op == FLY_OPCODE_SHUFFLE && whole)
+    return low_bits(t, k, w - 1);
+  MlirValue lane = lane_id(t), base = {NULL};
+  if (!whole)
+    base = binop(t, "arith.andi", lane, fly_trace_i32(t, -w));
+  if (op == FLY_OPCODE_SHUFFLE)
+    return binop(t, "arith.ori", base, low_bits(t, k, w - 1));
+  MlirValue by = low_bits(t, k, warp - 1), j, ok;
   if (op == FLY_OPCODE_SHUFFLE_UP) {
     j = binop(t, "arith.subi", lane, by);
-    ok = cmpi(t, CMP_SGE, j, base);
+    ok = cmpi(t, CMP_SGE, j, whole ? fly_trace_i32(t, 0) : base);
   } else {
     j = binop(t, op == FLY_OPCODE_SHUFFLE_XOR ? "arith.xori" : "arith.addi", lane, by);
     if (whole && op == FLY_OPCODE_SHUFFLE_XOR) /* lane ^ by is a lane of the warp */
       return j;
-    ok = cmpi(t, CMP_ULT, j,
-              whole ? fly_trace_i32(t, warp) : binop(t, "arith.addi", base, fly_trace_i32(t, w)));
+    MlirValue end =
+        whole ? fly_trace_i32(t, warp) : binop(t, "arith.addi", base, fly_trace_i32(t, w));
+    ok = cmpi(t, CMP_ULT, j, end);
   }
   MlirValue v[3] = {ok, j, lane};
   return op1(t, "arith.select", int_type(t, 32), 3, v, 0, NULL);
 }
 
-/* How an AMD target makes a shuffle within segments of w lanes: a static
-   one (p, its permutation) as the cheapest move that makes p, any other
-   (by, its runtime operand) through ds_bpermute. */
+/* How an AMD target makes a shuffle by `by` within segments of w lanes: a
+   static one (p: its permutation) as the cheapest move that makes p, any
+   other through ds_bpermute. */
 static AmdPlan amd_plan(FlyTrace *t, FlyOpcode op, const Perm *p, const FlyVal *by, int w) {
   AmdPlan plan = {AMD_BPERMUTE, 0, {0, 0, 0, 0}, {NULL}};
-  MlirValue k;
-  if (p) {
-    plan.move = amd_static_move(t, p, &plan);
-    if (plan.move != AMD_BPERMUTE)
-      return plan;
-    k = fly_trace_i32(t, by->i & (p->n - 1));
-  } else {
-    k = fly_trace_value(t, by, NULL);
-  }
-  MlirValue src = amd_source_lane(t, op, k, w);
+  if (p && (plan.move = amd_static_move(t, p, &plan)) != AMD_BPERMUTE)
+    return plan;
+  MlirValue src = amd_source_lane(t, op, by, w);
   /* ds_bpermute addresses lanes in bytes, 4 a lane. */
   plan.address = binop(t, "arith.shli", src, fly_trace_i32(t, 2));
   return plan;

@@ -7,6 +7,7 @@
  * itself, a static vote is its predicate. The tracer gives the rest each
  * vendor's instructions (lower/fly_trace_warp.c). */
 #include <inttypes.h>
+#include <stdio.h>
 
 #include "fly_builtins.h"
 
@@ -46,8 +47,8 @@ static const FlyVal *shuffle_value(FlyInterp *I, const FlyArgs *a, const Shuffle
   const FlyVal *x = a->v[0];
   if (is_boolean(x))
     return fly_err(I, a->node[0],
-                   "%s moves numbers, not booleans (%s); ballot(p) gives every lane's p at once, "
-                   "or shuffle p as i32",
+                   "%s moves numbers, not %s: ballot(p) gives every lane's p at once, or shuffle "
+                   "p as i32",
                    s->name, fly_val_describe(&I->A, x));
   if (x->kind == FLY_V_INT || x->kind == FLY_V_FLOAT)
     return x;
@@ -89,7 +90,9 @@ static int64_t shuffle_width(FlyInterp *I, const FlyArgs *a, const Shuffle *s) {
     return warp;
   at = at->kid[0];
   if (!fly_val_is_static(w)) {
-    fly_err_not_static(I, at, w, "the width of a shuffle");
+    char what[64];
+    snprintf(what, sizeof what, "the width of %s", s->name);
+    fly_err_not_static(I, at, w, what);
     return 0;
   }
   if (w->kind != FLY_V_INT) {
@@ -147,8 +150,10 @@ static const FlyVal *predicate(FlyInterp *I, const FlyArgs *a, const char *fn) {
   if (p->kind == FLY_V_BOOL ||
       (p->kind == FLY_V_RUNTIME && p->type->kind == FLY_TY_SCALAR && p->type->code == FLY_TYPE_I1))
     return p;
-  return fly_err(I, a->node[0], "%s takes a boolean, not %s; compare it, as in x != 0", fn,
-                 fly_val_describe(&I->A, p));
+  bool number = p->kind == FLY_V_INT || p->kind == FLY_V_FLOAT ||
+                (p->kind == FLY_V_RUNTIME && p->type->kind == FLY_TY_SCALAR);
+  return fly_err(I, a->node[0], "%s takes a boolean, not %s%s", fn, fly_val_describe(&I->A, p),
+                 number ? "; compare it, as in x != 0" : "");
 }
 
 /* vote_any and vote_all: a static predicate holds in every lane or in
