@@ -81,7 +81,7 @@ bool fly_trace_idx2crd(FlyTrace *t, FlyVal *result, const FlyVal *const *args, c
 /* A shuffle (op: FLY_OPCODE_SHUFFLE, _XOR, _UP or _DOWN) of the runtime
    value x by `by` (the lane, mask or delta: a static integer or a runtime
    i32) within segments of w lanes, as the target's instructions: the value
-   read. */
+   read. Null after an error. */
 MlirValue fly_trace_shuffle(FlyTrace *t, FlyOpcode op, const FlyVal *x, const FlyVal *by, int w);
 /* vote_any and vote_all (an i1) and ballot (an integer of warp_size bits)
    of the predicate p, static or runtime. Null after an error. */

@@ -404,10 +404,13 @@ MlirValue fly_trace_shuffle(FlyTrace *t, FlyOpcode op, const FlyVal *x, const Fl
   for (int l = 0; by->kind == FLY_V_INT && l < warp; l++)
     perm.src[l] = source_lane(op, l, by->i, w, warp);
   const Perm *p = by->kind == FLY_V_INT ? &perm : NULL;
-  if (p && perm_is(p, lane_xor, 0)) /* every lane reads itself */
-    return fly_trace_handle(t, x);
+  MlirValue v = fly_trace_handle(t, x);
+  if (mlirValueIsNull(v) || (p && perm_is(p, lane_xor, 0))) /* every lane reads itself */
+    return v;
+  if (!p && mlirValueIsNull(fly_trace_handle(t, by)))
+    return (MlirValue){NULL};
   MlirValue word[2];
-  int n = split(t, fly_trace_handle(t, x), x->type, word);
+  int n = split(t, v, x->type, word);
   if (t->target->vendor == FLY_VENDOR_NVIDIA) {
     /* A static operand is given modulo what the hardware reads of it. */
     int64_t mod = op == FLY_OPCODE_SHUFFLE ? w : warp;
