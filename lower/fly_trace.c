@@ -350,7 +350,7 @@ bool fly_trace_unit(FlyUnit *u, const FlyCheckOptions *o, FlyMlir *m, MlirModule
   t.m = m;
   t.unit = u;
   fly_algebra_init(&t.A);
-  t.warp_size = o->target->warp_size;
+  t.target = o->target;
   t.loc = mlirLocationUnknownGet(m->ctx);
   t.module = mlirModuleCreateParse(
       m->ctx, ref("module attributes {gpu.container_module} {\n  gpu.module @kernels {\n  }\n}"));

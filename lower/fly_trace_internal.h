@@ -2,7 +2,8 @@
  *
  *   fly_trace.c        the module, kernels and their parameters, control flow
  *   fly_trace_values.c types, constants, the handles of values
- *   fly_trace_ops.c    the operations: arithmetic, GPU, math, tensors, atoms */
+ *   fly_trace_ops.c    the operations: arithmetic, GPU, math, tensors, atoms
+ *   fly_trace_warp.c   the warp operations: shuffles, votes, ballots */
 #ifndef FLY_TRACE_INTERNAL_H
 #define FLY_TRACE_INTERNAL_H
 
@@ -31,7 +32,7 @@ typedef struct FlyTrace {
   MlirOperation func;
   FlyLeafRef *leaves;
   int nleaves, cap;
-  int warp_size;
+  const FlyTarget *target;
   bool failed;
 } FlyTrace;
 
@@ -74,6 +75,17 @@ int fly_trace_runtime_leaves(const FlyVal *v, const FlyVal **out, int cap);
    indices: fly.crd2idx and fly.idx2crd on int tuples and a static layout. */
 bool fly_trace_crd2idx(FlyTrace *t, FlyVal *result, const FlyVal *const *args, const FlyNode *at);
 bool fly_trace_idx2crd(FlyTrace *t, FlyVal *result, const FlyVal *const *args, const FlyNode *at);
+
+/* ---- fly_trace_warp.c -------------------------------------------------------------------- */
+
+/* A shuffle (op: FLY_OPCODE_SHUFFLE, _XOR, _UP or _DOWN) of the runtime
+   value x by `by` (the lane, mask or delta: a static integer or a runtime
+   i32) within segments of w lanes, as the target's instructions: the value
+   read. Null after an error. */
+MlirValue fly_trace_shuffle(FlyTrace *t, FlyOpcode op, const FlyVal *x, const FlyVal *by, int w);
+/* vote_any and vote_all (an i1) and ballot (an integer of warp_size bits)
+   of the predicate p, static or runtime. Null after an error. */
+MlirValue fly_trace_vote(FlyTrace *t, FlyOpcode op, const FlyVal *p);
 
 /* ---- fly_trace_ops.c --------------------------------------------------------------------- */
 

@@ -2,8 +2,9 @@
  *
  * The interpreter names each runtime operation (fly_emit.h) and passes its
  * own values; here each name becomes MLIR. Numbers use arith, math and
- * vector; GPU indices, barriers, shuffles and printf use gpu; tensors,
- * atoms and the layout algebra on runtime values use the Fly dialect. */
+ * vector; GPU indices, barriers and printf use gpu; tensors, atoms and the
+ * layout algebra on runtime values use the Fly dialect. The warp operations,
+ * each vendor's own, are fly_trace_warp.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,21 +228,6 @@ static bool gpu_index(Op *o, FlyOpcode op) {
   }
   return set_result(o,
                     op1(o, "arith.index_cast", mlirIntegerTypeGet(t->m->ctx, 32), 1, &id, 0, NULL));
-}
-
-static bool shuffle(Op *o) {
-  FlyTrace *t = o->t;
-  const FlyType *ty = o->result->type;
-  MlirValue v[3] = {fly_trace_value(t, o->args[0], ty),
-                    fly_trace_value(t, o->args[1], fly_type_scalar(FLY_TYPE_I32)),
-                    fly_trace_i32(t, t->warp_size)};
-  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
-    return false;
-  MlirType res[2] = {fly_trace_type(t, ty), mlirIntegerTypeGet(t->m->ctx, 1)};
-  MlirNamedAttribute mode = parsed_attr(t, "mode", "#gpu<shuffle_mode idx>");
-  MlirOperation op =
-      fly_mlir_op(t->m, t->ip, t->loc, "gpu.shuffle", 2, res, 3, v, 1, &mode, 0, NULL);
-  return set_result(o, mlirOperationGetResult(op, 0));
 }
 
 /* ---- math ---------------------------------------------------------------------------------- */
@@ -576,7 +562,14 @@ static bool trace(Op *o, FlyOpcode op) {
   case FLY_OPCODE_LANE:
     return gpu_index(o, op);
   case FLY_OPCODE_SHUFFLE:
-    return shuffle(o);
+  case FLY_OPCODE_SHUFFLE_XOR:
+  case FLY_OPCODE_SHUFFLE_UP:
+  case FLY_OPCODE_SHUFFLE_DOWN:
+    return set_result(o, fly_trace_shuffle(t, op, o->args[0], o->args[1], (int)o->args[2]->i));
+  case FLY_OPCODE_VOTE_ANY:
+  case FLY_OPCODE_VOTE_ALL:
+  case FLY_OPCODE_BALLOT:
+    return set_result(o, fly_trace_vote(t, op, o->args[0]));
   case FLY_OPCODE_SIZE:
     return size(o);
   case FLY_OPCODE_ZEROS_LIKE:

@@ -50,6 +50,9 @@ const FlyVal *fly_arg_number(FlyInterp *I, const FlyArgs *a, int i, const char *
 /* A tensor. */
 const FlyVal *fly_arg_tensor(FlyInterp *I, const FlyArgs *a, int i, const char *fn);
 
+/* None, or an error naming `name` when the call is in a launch block,
+   which runs on the host (the GPU builtins). */
+const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name);
 /* Whether v is an integer, static or runtime. */
 bool fly_val_is_integer(const FlyVal *v);
 /* A new object value of that kind. */

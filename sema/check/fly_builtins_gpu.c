@@ -1,45 +1,25 @@
-/* fly_builtins_gpu.c — the GPU builtins: barriers, warp shuffles, atomics
- * and device printf. */
+/* fly_builtins_gpu.c — the GPU builtins: barriers, atomics and device
+ * printf (the warp operations are fly_builtins_warp.c). */
 #include <string.h>
 
 #include "fly_builtins.h"
 
 /* ---- GPU ------------------------------------------------------------------------------- */
 
-static const FlyVal *gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) {
+const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) {
   if (I->in_launch)
     return fly_err(I, a->call, "%s runs on the GPU; a launch block runs on the host", name);
   return fly_val_none();
 }
 
 const FlyVal *fly_builtin_barrier(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "barrier()"))
+  if (!fly_gpu_only(I, a, "barrier()"))
     return NULL;
   return fly_emit_effect(I, FLY_OPCODE_BARRIER, 0, NULL, a->call) ? fly_val_none() : NULL;
 }
 
-const FlyVal *fly_builtin_shuffle(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "shuffle"))
-    return NULL;
-  const FlyVal *x = fly_arg_number(I, a, 0, "shuffle");
-  const FlyVal *lane = a->v[1];
-  if (!x)
-    return NULL;
-  if (!(lane->kind == FLY_V_INT || (lane->kind == FLY_V_RUNTIME && fly_type_is_int(lane->type))))
-    return fly_err(I, a->node[1], "the lane of shuffle is an integer, not %s",
-                   fly_val_describe(&I->A, lane));
-  if (x->kind == FLY_V_RUNTIME && fly_type_bits(x->type) > 64)
-    return fly_err(I, a->node[0], "shuffle moves values of at most 64 bits, not %s",
-                   fly_type_str(&I->A, x->type));
-  FlyOrigin o = {a->call, "a value read from another lane (shuffle)"};
-  return fly_emit_value(
-      I,
-      fly_val_runtime(&I->A, x->kind == FLY_V_RUNTIME ? x->type : fly_default_runtime_type(x), o),
-      FLY_OPCODE_SHUFFLE, 2, a->v, a->call);
-}
-
 const FlyVal *fly_builtin_atomic_add(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "atomic_add"))
+  if (!fly_gpu_only(I, a, "atomic_add"))
     return NULL;
   const FlyVal *t = fly_arg_tensor(I, a, 0, "atomic_add");
   if (!t)
@@ -81,7 +61,7 @@ static int count_conversions(const char *s, uint32_t len, bool *bad) {
 }
 
 const FlyVal *fly_builtin_printf(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "printf"))
+  if (!fly_gpu_only(I, a, "printf"))
     return NULL;
   const FlyVal *fmt = a->v[0];
   if (fmt->kind != FLY_V_STR)

@@ -43,6 +43,8 @@ typedef enum FlyMmaFamily {
   X(FP8_FNUZ, "fp8_fnuz", "hardware conversions of the FNUZ 8-bit formats only")                   \
   X(BUFFER_LOAD, "buffer_load", "buffer loads and stores with a range check in hardware")          \
   X(DPP, "dpp", "data-parallel primitives: lane permutations within a row of 16")                  \
+  X(PERMLANE_SWAP, "permlane_swap",                                                                \
+    "exchanging lanes 16 or 32 apart in one instruction (v_permlane16/32_swap)")                   \
   X(REDUX, "redux", "warp-wide integer reductions in one instruction (redux.sync)")                \
   X(ATOMIC_PK_F16, "atomic_pk_f16", "atomic add of two f16 at once in global memory")              \
   X(ATOMIC_PK_BF16, "atomic_pk_bf16", "atomic add of two bf16 at once in global memory")
