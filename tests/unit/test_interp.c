@@ -852,11 +852,11 @@ static void unbounded_recursion_stops(void **state) {
 static void step_limit(void **state) {
   (void)state;
   opt.step_limit = 100;
-  bool ok = check("fn sum(n) {\n"
+  bool ok = check("fn total(n) {\n"
                   "    for i in range_const(n) carry (s = 0) { yield s + i; }\n"
                   "    s\n"
                   "}\n"
-                  "const S = sum(100);\n"
+                  "const S = total(100);\n"
                   "const T = 1 / 0;\n");
   assert_false(ok);
   assert_int_equal(u.diag.errors, 1);
@@ -865,19 +865,19 @@ static void step_limit(void **state) {
                                   "--step-limit=N)\n"
                                   "    for i in range_const(n) carry (s = 0) { yield s + i; }\n"
                                   "                                                  ^~~~~\n"
-                                  "t.fly:5:11: note: in the call of 'sum' here\n"
-                                  "const S = sum(100);\n"
-                                  "          ^~~~~~~~\n");
+                                  "t.fly:5:11: note: in the call of 'total' here\n"
+                                  "const S = total(100);\n"
+                                  "          ^~~~~~~~~~\n");
 }
 
 static void step_limit_is_enough(void **state) {
   (void)state;
   opt.step_limit = 2000;
-  check_ok("fn sum(n) {\n"
+  check_ok("fn total(n) {\n"
            "    for i in range_const(n) carry (s = 0) { yield s + i; }\n"
            "    s\n"
            "}\n"
-           "const S = sum(100);\n"
+           "const S = total(100);\n"
            "static_assert(S == 4950);\n");
 }
 
@@ -1260,7 +1260,7 @@ static void unknown_name_reported_once(void **state) {
 
 static void runtime_values_are_tracked(void **state) {
   (void)state;
-  check_ok("kernel sum(Y: tensor<f32>, n: i32, x: f32, const THREADS: int = 256) {\n"
+  check_ok("kernel total(Y: tensor<f32>, n: i32, x: f32, const THREADS: int = 256) {\n"
            "    let i = block_idx.x * THREADS + thread_idx.x;\n"
            "    for j in range(i, n, THREADS) carry (acc = 0.0, count = 0) {\n"
            "        yield (acc + x * (j as f32), count + 1);\n"
@@ -1270,7 +1270,7 @@ static void runtime_values_are_tracked(void **state) {
            "    barrier();\n"
            "    printf(\"%d %f\\n\", i, w);\n"
            "}\n"
-           "launch sum {\n"
+           "launch total {\n"
            "    let blocks = ceil_div(n, THREADS);\n"
            "    grid = (blocks, 1);\n"
            "    block = THREADS;\n"
@@ -1280,7 +1280,7 @@ static void runtime_values_are_tracked(void **state) {
 
 static void tensor_elements(void **state) {
   (void)state;
-  check_ok("kernel sum(X: tensor<f32>, Y: tensor<f32>, M: tensor<f16, (?, 8):(8, 1)>, n: i32,\n"
+  check_ok("kernel total(X: tensor<f32>, Y: tensor<f32>, M: tensor<f16, (?, 8):(8, 1)>, n: i32,\n"
            "        const THREADS: int = 256) {\n"
            "    let i = block_idx.x * THREADS + thread_idx.x;\n"
            "    for j in range(i, n, THREADS) carry (acc = 0.0) {\n"
@@ -1292,7 +1292,7 @@ static void tensor_elements(void **state) {
            "        Y[i].store(acc + (h as f32));\n"
            "    }\n"
            "}\n"
-           "launch sum { grid = ceil_div(n, THREADS); block = THREADS; }\n");
+           "launch total { grid = ceil_div(n, THREADS); block = THREADS; }\n");
   bool ok = check("kernel k(M: tensor<f16, (?, 8):(8, 1)>) {\n"
                   "    let e = M[0, 8];\n"
                   "}\n"
