@@ -435,8 +435,8 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
 static const FlyVal *construct_vec(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
   const FlyType *e = t->elem;
   if (a->n != 1 && a->n != t->n)
-    return fly_err(I, a->call, "%s takes one value for every element, or %d values",
-                   fly_type_str(&I->A, t), t->n);
+    return fly_err(I, a->call, "%s takes one value (for every element) or %d (one each), not %d",
+                   fly_type_str(&I->A, t), t->n, a->n);
   /* One number fills every element, of nested vecs too. */
   if (a->n == 1 && a->v[0]->kind != FLY_V_RUNTIME)
     while (e->kind == FLY_TY_VEC)
