@@ -98,6 +98,11 @@ const FlyVal *fly_tensor_query(FlyInterp *I, FlyBuiltinId which, const FlyArgs *
 /* One of the four divides of a tensor (the products refuse tensors). */
 const FlyVal *fly_tensor_divide(FlyInterp *I, FlyBuiltinId which, const FlyArgs *a);
 
+/* ---- vectors (fly_builtins_vector.c) ---- */
+
+/* op (SUM, MIN or MAX) of the elements of the vec a->v[0]; fn names it. */
+const FlyVal *fly_reduce_vec(FlyInterp *I, const FlyArgs *a, FlyOpcode op, const char *fn);
+
 /* ---- atoms (fly_builtins_atoms.c) ---- */
 
 /* tiled.slice(thread): a thread's slice of a tiled copy or MMA. */

@@ -135,7 +135,22 @@ const FlyVal *fly_builtin_get(FlyInterp *I, const FlyArgs *a) {
   return v;
 }
 
+/* Whether v is a condition: a boolean, or a runtime i1 or mask. */
+static bool is_condition(const FlyVal *v) {
+  const FlyType *t = v->kind == FLY_V_RUNTIME ? v->type : NULL;
+  if (t && t->kind == FLY_TY_VEC)
+    t = t->elem;
+  return v->kind == FLY_V_BOOL || (t && t->kind == FLY_TY_SCALAR && t->code == FLY_TYPE_I1);
+}
+
 const FlyVal *fly_builtin_select(FlyInterp *I, const FlyArgs *a) {
+  /* select is CuTe's, of modes; a condition first means the choice
+     between values, which is where's. */
+  if (is_condition(a->v[0]))
+    return fly_err(I, a->node[0],
+                   "select(L, i, ...) takes the modes i of a layout L, not %s; to choose "
+                   "between values by a condition, use where(c, a, b)",
+                   fly_val_describe(&I->A, a->v[0]));
   const FlyLayout *L = L_arg(I, a, 0);
   if (!L)
     return NULL;

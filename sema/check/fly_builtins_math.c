@@ -106,6 +106,16 @@ static const FlyVal *chosen_as_common(FlyInterp *I, const FlyVal *chosen, const 
 
 static const FlyVal *min_max(FlyInterp *I, const FlyArgs *a, bool is_max) {
   const char *name = is_max ? "max" : "min";
+  /* Of one vec: its largest (smallest) element. */
+  if (a->n == 1) {
+    const FlyVal *v = a->v[0];
+    if (v->kind == FLY_V_RUNTIME && v->type->kind == FLY_TY_VEC)
+      return fly_reduce_vec(I, a, is_max ? FLY_OPCODE_MAX : FLY_OPCODE_MIN, name);
+    return fly_err(I, a->call,
+                   "%s takes two or more numbers, or one vec to reduce; its only "
+                   "argument is %s",
+                   name, fly_val_describe(&I->A, v));
+  }
   const FlyVal *r = fly_arg_number(I, a, 0, name);
   for (int i = 1; r && i < a->n; i++) {
     const FlyVal *v = fly_arg_number(I, a, i, name);

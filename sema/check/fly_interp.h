@@ -224,6 +224,10 @@ const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *member
 /* Tensor indexing and slicing (fly_builtins_tensor.c). */
 const FlyVal *fly_index_tensor(FlyInterp *I, const FlyVal *t, int n, const FlyVal **idx,
                                const FlyNode *at);
+/* Vec indexing, v[i] (fly_builtins_vector.c): i static, in range, or
+   runtime (index_at: i's node). */
+const FlyVal *fly_index_vec(FlyInterp *I, const FlyVal *v, int n, const FlyVal **idx,
+                            const FlyNode *at, const FlyNode *index_at);
 /* The layout a static tensor pattern describes, or NULL when a leaf is
    runtime (no error reported). */
 const FlyLayout *fly_tensor_static_layout(FlyInterp *I, const FlyTensor *t);

@@ -128,6 +128,10 @@ static const FlyVal *eval_index(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   case FLY_V_LAYOUT:
   case FLY_V_COMPOSED:
     return index_layout(I, base, coordinate(I, n, idx), e);
+  case FLY_V_RUNTIME:
+    if (base->type->kind == FLY_TY_VEC)
+      return fly_index_vec(I, base, n, idx, e, e->kid[1]);
+    return fly_err(I, e->kid[0], "%s cannot be indexed", fly_val_describe(&I->A, base));
   case FLY_V_TUPLE: {
     int64_t i;
     if (n != 1)

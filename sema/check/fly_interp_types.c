@@ -435,20 +435,30 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
 static const FlyVal *construct_vec(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
   const FlyType *e = t->elem;
   if (a->n != 1 && a->n != t->n)
-    return fly_err(I, a->call, "%s takes one value for every element, or %d values",
-                   fly_type_str(&I->A, t), t->n);
+    return fly_err(I, a->call, "%s takes one value (for every element) or %d (one each), not %d",
+                   fly_type_str(&I->A, t), t->n, a->n);
   /* One number fills every element, of nested vecs too. */
   if (a->n == 1 && a->v[0]->kind != FLY_V_RUNTIME)
     while (e->kind == FLY_TY_VEC)
       e = e->elem;
+  /* Built from constants, its elements are known (FlyVal.known). */
+  const FlyVal **known =
+      t->elem->kind == FLY_TY_SCALAR ? fly_alloc(&I->A, sizeof *known * (size_t)t->n) : NULL;
   for (int i = 0; i < a->n; i++) {
-    const FlyVal *v = a->v[i];
+    const FlyVal *v = a->v[i], *c = NULL;
     if (v->kind == FLY_V_RUNTIME ? !fly_type_equal(v->type, e)
-                                 : !fly_convert(I, v, e, a->node[i], false))
+                                 : !(c = fly_convert(I, v, e, a->node[i], false)))
       return v->kind == FLY_V_RUNTIME ? mismatch(I, v, e, a->node[i]) : NULL;
+    for (int k = i; known && k < t->n; k += a->n)
+      known[k] = c;
+    if (!c)
+      known = NULL;
   }
   FlyOrigin o = {a->call, "a vector, which lives in registers when the kernel runs"};
-  return fly_emit_value(I, fly_val_runtime(&I->A, t, o), FLY_OPCODE_VEC, a->n, a->v, a->call);
+  FlyVal *v = (FlyVal *)fly_val_runtime(&I->A, t, o);
+  if (v && known)
+    v->known = fly_val_tuple(&I->A, t->n, known);
+  return fly_emit_value(I, v, FLY_OPCODE_VEC, a->n, a->v, a->call);
 }
 
 static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyArgs *a) {

@@ -88,27 +88,35 @@ int fly_type_bits(const FlyType *t) {
   }
 }
 
-/* The narrow float formats: fraction bits, smallest normal exponent and
-   largest finite value. f8e4m3 is the FN variant (no infinity: 1.111 x 2^8
-   is NaN, so 448 is its largest value). */
+/* The float formats: fraction bits, smallest normal exponent, largest
+   finite value, and whether the largest exponent holds numbers. f8e4m3 is
+   the FN variant (no infinity: only 1.111 x 2^8 is NaN, so 448 is its
+   largest value). */
 typedef struct FloatFormat {
   int fraction, emin;
   double max;
+  bool finite_only;
 } FloatFormat;
 
 static bool float_format(FlyTypeCode code, FloatFormat *f) {
   switch (code) {
   case FLY_TYPE_F16:
-    *f = (FloatFormat){10, -14, 65504.0};
+    *f = (FloatFormat){10, -14, 65504.0, false};
     return true;
   case FLY_TYPE_BF16:
-    *f = (FloatFormat){7, -126, 0x1.fep127};
+    *f = (FloatFormat){7, -126, 0x1.fep127, false};
+    return true;
+  case FLY_TYPE_F32:
+    *f = (FloatFormat){23, -126, FLT_MAX, false};
+    return true;
+  case FLY_TYPE_F64:
+    *f = (FloatFormat){52, -1022, DBL_MAX, false};
     return true;
   case FLY_TYPE_F8E4M3:
-    *f = (FloatFormat){3, -6, 448.0};
+    *f = (FloatFormat){3, -6, 448.0, true};
     return true;
   case FLY_TYPE_F8E5M2:
-    *f = (FloatFormat){2, -14, 57344.0};
+    *f = (FloatFormat){2, -14, 57344.0, false};
     return true;
   default:
     return false;
@@ -119,21 +127,20 @@ double fly_float_max(const FlyType *t) {
   FloatFormat f;
   if (t && t->kind == FLY_TY_SCALAR && float_format(t->code, &f))
     return f.max;
-  return t && t->kind == FLY_TY_SCALAR && t->code == FLY_TYPE_F32 ? FLT_MAX : DBL_MAX;
+  return DBL_MAX;
 }
 
 bool fly_float_round(const FlyType *t, double x, double *out) {
   *out = x;
-  if (!fly_type_is_float(t) || !isfinite(x) || x == 0)
-    return true;
+  if (!fly_type_is_float(t) || !isfinite(x) || x == 0 || t->code == FLY_TYPE_F64)
+    return true; /* f64: a double already */
   if (t->code == FLY_TYPE_F32) {
     float r = (float)x; /* the C conversion rounds to nearest, ties to even */
     *out = r;
     return isfinite(r);
   }
   FloatFormat f;
-  if (!float_format(t->code, &f))
-    return true; /* f64: a double already */
+  float_format(t->code, &f);
   /* The spacing of the format's values near x (below the normal range, the
      fixed spacing of its subnormals); x / q and r * q only move the
      exponent, so they are exact, and nearbyint rounds ties to even. */
@@ -145,6 +152,46 @@ bool fly_float_round(const FlyType *t, double x, double *out) {
   double r = nearbyint(a / q) * q;
   *out = copysign(r, x);
   return r <= f.max;
+}
+
+/* Every format is sign, exponent field, fraction: the field holds the
+   exponent plus 1 - emin, and 0 for zeros and subnormals. Scaling by powers
+   of two is exact, so the fraction comes out as a whole number. */
+uint64_t fly_float_bits(const FlyType *t, double x) {
+  FloatFormat f;
+  if (!fly_type_is_float(t) || !float_format(t->code, &f))
+    return 0;
+  uint64_t sign = signbit(x) ? (uint64_t)1 << (fly_type_bits(t) - 1) : 0;
+  double a = fabs(x);
+  if (a == 0)
+    return sign;
+  int e;
+  frexp(a, &e);
+  uint64_t field = 0;
+  if (e - 1 >= f.emin) {
+    field = (uint64_t)(e - 1 - f.emin + 1);
+    a = ldexp(a, -(e - 1)) - 1.0;
+  } else {
+    a = ldexp(a, -f.emin);
+  }
+  return sign | field << f.fraction | (uint64_t)ldexp(a, f.fraction);
+}
+
+bool fly_float_from_bits(const FlyType *t, uint64_t bits, double *out) {
+  FloatFormat f;
+  if (!fly_type_is_float(t) || !float_format(t->code, &f))
+    return false;
+  int width = fly_type_bits(t);
+  uint64_t fraction_mask = ((uint64_t)1 << f.fraction) - 1;
+  uint64_t field_max = ((uint64_t)1 << (width - 1 - f.fraction)) - 1;
+  uint64_t field = (bits >> f.fraction) & field_max, fraction = bits & fraction_mask;
+  if (field == field_max && (!f.finite_only || fraction == fraction_mask))
+    return false;
+  double v = field == 0 ? ldexp((double)fraction, f.emin - f.fraction)
+                        : ldexp((double)(fraction | ((uint64_t)1 << f.fraction)),
+                                (int)field - 1 + f.emin - f.fraction);
+  *out = (bits >> (width - 1)) & 1 ? -v : v;
+  return true;
 }
 
 static bool val_equal_or_both_null(const FlyVal *a, const FlyVal *b) {

@@ -129,6 +129,12 @@ struct FlyVal {
   /* RUNTIME and TENSOR values while tracing: the emitter's handle for the
      code that computes the value (fly_emit.h); NULL otherwise. */
   const void *ssa;
+  /* A RUNTIME vec whose elements the interpreter knows, being built from
+     constants (vec<4, i32>(1, 2, 3, 4)): a tuple of them, typed constants
+     of its element type; NULL otherwise. The vec still lives in registers,
+     so it is not static, but its elements, reductions and bits are, and
+     the vector builtins fold them (fly_builtins_vector.c). */
+  const FlyVal *known;
   union {
     int64_t i;
     double f;
@@ -197,6 +203,13 @@ bool fly_type_equal(const FlyType *a, const FlyType *b);
    value, which fly_float_max gives. */
 bool fly_float_round(const FlyType *t, double x, double *out);
 double fly_float_max(const FlyType *t);
+/* The encoding of x, a finite value of float type t (as fly_float_round
+   gives it), in t's bits: IEEE binary16, binary32 and binary64, bfloat16,
+   and the OCP 8-bit formats E4M3FN and E5M2. */
+uint64_t fly_float_bits(const FlyType *t, double x);
+/* The value that `bits` (the low bits of t's width) encode in float type t;
+   false for an infinity or a NaN, which no compile-time float holds. */
+bool fly_float_from_bits(const FlyType *t, uint64_t bits, double *out);
 /* A tuple of integers only (static), usable as a shape or a coordinate. */
 bool fly_val_is_int_tuple(const FlyVal *v);
 /* Structural equality of static values (== on tuples, layouts, types ...). */

@@ -11,13 +11,15 @@
  * short-circuit && and ||, tuples, layout literals and the algebra, if
  * const, range_const loops with carried values, recursive helpers, the
  * depth and step limits with their call chains, const blocks,
- * static_assert, -D defines and the specialisation lines, and targets. */
+ * static_assert, -D defines and the specialisation lines, targets, and the
+ * bits of floats and vectors of constants. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@
 #include "fly_check.h"
 #include "fly_parse.h"
 #include "fly_unit.h"
+#include "fly_value.h"
 
 static FlyUnit u;
 static FlyCheckOptions opt;
@@ -447,6 +450,79 @@ static void float_narrow_types_round(void **state) {
            "static_assert(W == 0.0999755859375);\n");
 }
 
+/* Every code of the 8- and 16-bit formats is a number that encodes back
+   to the same code, or an infinity or a NaN (as many as each format has);
+   f32 and f64 at their edges. */
+static void float_bits_round_trip(void **state) {
+  (void)state;
+  static const struct {
+    FlyTypeCode code;
+    int nonfinite;
+  } formats[] = {{FLY_TYPE_F16, 2 * 1024},
+                 {FLY_TYPE_BF16, 2 * 128},
+                 {FLY_TYPE_F8E4M3, 2}, /* FN: only S.1111.111 is NaN */
+                 {FLY_TYPE_F8E5M2, 2 * 4}};
+  for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+    const FlyType *t = fly_type_scalar(formats[f].code);
+    int nonfinite = 0;
+    for (uint64_t bits = 0; bits < (uint64_t)1 << fly_type_bits(t); bits++) {
+      double x, r;
+      if (!fly_float_from_bits(t, bits, &x)) {
+        nonfinite++;
+        continue;
+      }
+      assert_int_equal(fly_float_bits(t, x), bits);
+      assert_true(fly_float_round(t, x, &r) && r == x);
+    }
+    assert_int_equal(nonfinite, formats[f].nonfinite);
+  }
+  const FlyType *f16 = fly_type_scalar(FLY_TYPE_F16), *f32 = fly_type_scalar(FLY_TYPE_F32);
+  const FlyType *f64 = fly_type_scalar(FLY_TYPE_F64);
+  double x;
+  assert_int_equal(fly_float_bits(f16, -0.0), 0x8000);
+  assert_int_equal(fly_float_bits(fly_type_scalar(FLY_TYPE_F8E4M3), 448.0), 0x7E);
+  assert_int_equal(fly_float_bits(fly_type_scalar(FLY_TYPE_F8E5M2), 57344.0), 0x7B);
+  assert_int_equal(fly_float_bits(fly_type_scalar(FLY_TYPE_BF16), 1.0), 0x3F80);
+  assert_int_equal(fly_float_bits(f32, -2.5), 0xC0200000);
+  assert_int_equal(fly_float_bits(f32, 0x1p-149), 1);
+  assert_int_equal(fly_float_bits(f32, 0x1.fffffep127), 0x7F7FFFFF);
+  assert_int_equal(fly_float_bits(f64, 1.0), 0x3FF0000000000000);
+  assert_int_equal(fly_float_bits(f64, 0x1p-1074), 1);
+  assert_true(fly_float_from_bits(f32, 0x00800000, &x) && x == 0x1p-126);
+  assert_true(fly_float_from_bits(f64, 0x8000000000000000, &x) && x == 0 && signbit(x));
+  assert_false(fly_float_from_bits(f32, 0x7F800000, &x));
+  assert_false(fly_float_from_bits(f64, 0x7FF8000000000000, &x));
+}
+
+/* The vector builtins fold what they compute from vectors of constants. */
+static void vectors_of_constants(void **state) {
+  (void)state;
+  want_value("sum(vec<4, i32>(1, 2, 3, 4))", "10 as i32");
+  want_value("sum(vec<3, f32>(0.1, 0.2, 0.3))", "0.6000000238418579 as f32"); /* in f32, in order */
+  want_value("max(vec<4, f16>(1.0, -2.0, 3.5, 0.25))", "3.5 as f16");
+  want_value("min(vec<4, i8>(1, -2, 3, -128))", "-128 as i8");
+  want_value("vec<4, i32>(7)[3]", "7 as i32");
+  want_value("vec<4, i32>(1, 2, 3, 4).insert(0, 9).insert(3, 8)[0]", "9 as i32");
+  want_value("sum(vec<4, i32>(1, 2, 3, 4).insert(2, -3))", "4 as i32");
+  want_value("bitcast(1.0, i32)", "1065353216 as i32");
+  want_value("bitcast(-16128 as i16, f16)", "-2.5 as f16");
+  /* An infinity (or a NaN) is left to the GPU. */
+  want_error("bitcast(0x7C00 as i16, f16)", "the value of the expression must be known at compile "
+                                            "time, but this value is known only when the kernel "
+                                            "runs");
+  want_value("bitcast(bitcast(2.5 as f64, vec<2, i32>), f64)", "2.5 as f64");
+  want_value("bitcast(vec<2, f16>(1.0, 2.0), i32)", "1073757184 as i32"); /* element 0 low */
+  want_value("bitcast(vec<4, f8e4m3>(1.0, -2.0, 448.0, 0.015625), i32)", "142524472 as i32");
+  want_value("sum(bitcast(vec<2, f32>(1.0, 2.0), vec<4, i16>))", "32640 as i16");
+  want_value("where(true, 1, 2.5)", "1");
+  want_value("where(false, 1, 2.5)", "2.5");
+  want_value("sum(where(vec<3, i1>(true, false, true), vec<3, i32>(1, 2, 3), 10))", "14 as i32");
+  want_value("max(where(vec<2, i1>(false, true), 0.5, vec<2, f32>(4.0, 3.0)))", "4.0 as f32");
+  want_error("sum(vec<2, i8>(100, 100))",
+             "integer overflow in a compile-time expression: 100 + 100 does not fit in i8");
+  want_error("vec<4, i32>(1, 2, 3, 4)[4]", "index 4 is out of range for vec<4, i32> (0 to 3)");
+}
+
 static void typed_min_max_and_abs(void **state) {
   (void)state;
   want_value("max(2 as i8, 3)", "3 as i8");
@@ -852,11 +928,11 @@ static void unbounded_recursion_stops(void **state) {
 static void step_limit(void **state) {
   (void)state;
   opt.step_limit = 100;
-  bool ok = check("fn sum(n) {\n"
+  bool ok = check("fn total(n) {\n"
                   "    for i in range_const(n) carry (s = 0) { yield s + i; }\n"
                   "    s\n"
                   "}\n"
-                  "const S = sum(100);\n"
+                  "const S = total(100);\n"
                   "const T = 1 / 0;\n");
   assert_false(ok);
   assert_int_equal(u.diag.errors, 1);
@@ -865,19 +941,19 @@ static void step_limit(void **state) {
                                   "--step-limit=N)\n"
                                   "    for i in range_const(n) carry (s = 0) { yield s + i; }\n"
                                   "                                                  ^~~~~\n"
-                                  "t.fly:5:11: note: in the call of 'sum' here\n"
-                                  "const S = sum(100);\n"
-                                  "          ^~~~~~~~\n");
+                                  "t.fly:5:11: note: in the call of 'total' here\n"
+                                  "const S = total(100);\n"
+                                  "          ^~~~~~~~~~\n");
 }
 
 static void step_limit_is_enough(void **state) {
   (void)state;
   opt.step_limit = 2000;
-  check_ok("fn sum(n) {\n"
+  check_ok("fn total(n) {\n"
            "    for i in range_const(n) carry (s = 0) { yield s + i; }\n"
            "    s\n"
            "}\n"
-           "const S = sum(100);\n"
+           "const S = total(100);\n"
            "static_assert(S == 4950);\n");
 }
 
@@ -1260,7 +1336,7 @@ static void unknown_name_reported_once(void **state) {
 
 static void runtime_values_are_tracked(void **state) {
   (void)state;
-  check_ok("kernel sum(Y: tensor<f32>, n: i32, x: f32, const THREADS: int = 256) {\n"
+  check_ok("kernel total(Y: tensor<f32>, n: i32, x: f32, const THREADS: int = 256) {\n"
            "    let i = block_idx.x * THREADS + thread_idx.x;\n"
            "    for j in range(i, n, THREADS) carry (acc = 0.0, count = 0) {\n"
            "        yield (acc + x * (j as f32), count + 1);\n"
@@ -1270,7 +1346,7 @@ static void runtime_values_are_tracked(void **state) {
            "    barrier();\n"
            "    printf(\"%d %f\\n\", i, w);\n"
            "}\n"
-           "launch sum {\n"
+           "launch total {\n"
            "    let blocks = ceil_div(n, THREADS);\n"
            "    grid = (blocks, 1);\n"
            "    block = THREADS;\n"
@@ -1280,7 +1356,7 @@ static void runtime_values_are_tracked(void **state) {
 
 static void tensor_elements(void **state) {
   (void)state;
-  check_ok("kernel sum(X: tensor<f32>, Y: tensor<f32>, M: tensor<f16, (?, 8):(8, 1)>, n: i32,\n"
+  check_ok("kernel total(X: tensor<f32>, Y: tensor<f32>, M: tensor<f16, (?, 8):(8, 1)>, n: i32,\n"
            "        const THREADS: int = 256) {\n"
            "    let i = block_idx.x * THREADS + thread_idx.x;\n"
            "    for j in range(i, n, THREADS) carry (acc = 0.0) {\n"
@@ -1292,7 +1368,7 @@ static void tensor_elements(void **state) {
            "        Y[i].store(acc + (h as f32));\n"
            "    }\n"
            "}\n"
-           "launch sum { grid = ceil_div(n, THREADS); block = THREADS; }\n");
+           "launch total { grid = ceil_div(n, THREADS); block = THREADS; }\n");
   bool ok = check("kernel k(M: tensor<f16, (?, 8):(8, 1)>) {\n"
                   "    let e = M[0, 8];\n"
                   "}\n"
@@ -1367,6 +1443,8 @@ int main(void) {
       TEST(float_shortest_printing),
       TEST(float_errors),
       TEST(float_narrow_types_round),
+      TEST(float_bits_round_trip),
+      TEST(vectors_of_constants),
       TEST(typed_min_max_and_abs),
       TEST(short_circuit),
       TEST(tuples),
