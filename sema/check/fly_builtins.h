@@ -50,6 +50,10 @@ const FlyVal *fly_arg_number(FlyInterp *I, const FlyArgs *a, int i, const char *
 /* A tensor. */
 const FlyVal *fly_arg_tensor(FlyInterp *I, const FlyArgs *a, int i, const char *fn);
 
+/* Refuses a GPU operation (`name`) in a launch block, which runs on the
+   host: NULL after the error, else none. */
+const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name);
+
 /* Whether v is an integer, static or runtime. */
 bool fly_val_is_integer(const FlyVal *v);
 /* A new object value of that kind. */
@@ -94,6 +98,19 @@ const FlyVal *fly_runtime_like(FlyInterp *I, const FlyVal *p, const FlyNode *at,
 const FlyVal *fly_tensor_query(FlyInterp *I, FlyBuiltinId which, const FlyArgs *a);
 /* One of the four divides of a tensor (the products refuse tensors). */
 const FlyVal *fly_tensor_divide(FlyInterp *I, FlyBuiltinId which, const FlyArgs *a);
+
+/* ---- loads and stores with an order, a scope or volatile (fly_builtins_atomic.c) ---- */
+
+/* Whether a load's or store's named arguments leave it a plain access (none
+   given, or volatile = false). */
+bool fly_access_is_plain(const FlyArgs *a);
+/* t.load(order =, scope =, volatile =) and t.store(x, ...) of one element. */
+const FlyVal *fly_ordered_load(FlyInterp *I, const FlyArgs *a);
+bool fly_ordered_store(FlyInterp *I, const FlyArgs *a);
+/* The value a->v[1] as t.store stores it into t, whose values are of type
+   vt: a runtime vt, or a static value converted (fly_builtins_tensor.c).
+   NULL after an error. */
+const FlyVal *fly_store_value(FlyInterp *I, const FlyArgs *a, const FlyVal *t, const FlyType *vt);
 
 /* ---- atoms (fly_builtins_atoms.c) ---- */
 

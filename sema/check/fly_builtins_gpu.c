@@ -1,25 +1,25 @@
-/* fly_builtins_gpu.c — the GPU builtins: barriers, warp shuffles, atomics
- * and device printf. */
+/* fly_builtins_gpu.c — the GPU builtins: barriers, warp shuffles and device
+ * printf (the atomics are fly_builtins_atomic.c). */
 #include <string.h>
 
 #include "fly_builtins.h"
 
 /* ---- GPU ------------------------------------------------------------------------------- */
 
-static const FlyVal *gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) {
+const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) {
   if (I->in_launch)
     return fly_err(I, a->call, "%s runs on the GPU; a launch block runs on the host", name);
   return fly_val_none();
 }
 
 const FlyVal *fly_builtin_barrier(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "barrier()"))
+  if (!fly_gpu_only(I, a, "barrier()"))
     return NULL;
   return fly_emit_effect(I, FLY_OPCODE_BARRIER, 0, NULL, a->call) ? fly_val_none() : NULL;
 }
 
 const FlyVal *fly_builtin_shuffle(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "shuffle"))
+  if (!fly_gpu_only(I, a, "shuffle"))
     return NULL;
   const FlyVal *x = fly_arg_number(I, a, 0, "shuffle");
   const FlyVal *lane = a->v[1];
@@ -36,29 +36,6 @@ const FlyVal *fly_builtin_shuffle(FlyInterp *I, const FlyArgs *a) {
       I,
       fly_val_runtime(&I->A, x->kind == FLY_V_RUNTIME ? x->type : fly_default_runtime_type(x), o),
       FLY_OPCODE_SHUFFLE, 2, a->v, a->call);
-}
-
-const FlyVal *fly_builtin_atomic_add(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "atomic_add"))
-    return NULL;
-  const FlyVal *t = fly_arg_tensor(I, a, 0, "atomic_add");
-  if (!t)
-    return NULL;
-  if (!fly_tensor_is_element(t))
-    return fly_err(I, a->node[0], "atomic_add updates one element: index the tensor, t[i]");
-  if (t->tensor.space == FLY_SPACE_REGISTER)
-    return fly_err(I, a->node[0], "atomic_add needs global or shared memory, not registers");
-  const FlyVal *v = a->v[1];
-  if (v->kind == FLY_V_RUNTIME ? !fly_type_equal(v->type, t->tensor.elem)
-                               : !fly_convert(I, v, t->tensor.elem, a->node[1], false)) {
-    if (v->kind == FLY_V_RUNTIME)
-      return fly_err(I, a->node[1], "atomic_add of %s to a tensor of %s",
-                     fly_type_str(&I->A, v->type), fly_type_str(&I->A, t->tensor.elem));
-    return NULL;
-  }
-  FlyOrigin o = {a->call, "the value before an atomic_add"};
-  return fly_emit_value(I, fly_val_runtime(&I->A, t->tensor.elem, o), FLY_OPCODE_ATOMIC_ADD, 2,
-                        a->v, a->call);
 }
 
 /* The conversions of a printf format, counted; "%%" is a percent sign. */
@@ -81,7 +58,7 @@ static int count_conversions(const char *s, uint32_t len, bool *bad) {
 }
 
 const FlyVal *fly_builtin_printf(FlyInterp *I, const FlyArgs *a) {
-  if (!gpu_only(I, a, "printf"))
+  if (!fly_gpu_only(I, a, "printf"))
     return NULL;
   const FlyVal *fmt = a->v[0];
   if (fmt->kind != FLY_V_STR)

@@ -54,11 +54,12 @@ syn match   flyBuiltinFunction "\<\%(tiled_divide\|flat_divide\|logical_product\
 syn match   flyBuiltinFunction "\<\%(flat_product\|blocked_product\|raked_product\|recast\|swizzle\|make_layout\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(make_ordered_layout\|make_row_major\|max_common_vector\|max_common_layout\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(tv_layout\|range\|range_const\|ceil_div\|min\|max\|exp\|exp2\|log\|log2\|sqrt\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(rsqrt\|abs\|fma\|floor\|sizeof_bits\|barrier\|shuffle\|atomic_add\|printf\|load\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(store\|zeros_like\|universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_S\|partition_D\|partition_A\|partition_B\|partition_C\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_fragment_A\|partition_fragment_B\|partition_fragment_C\|retile\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(copy\|gemm\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(rsqrt\|abs\|fma\|floor\|sizeof_bits\|barrier\|shuffle\|printf\|atomic_add\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(atomic_min\|atomic_max\|atomic_umin\|atomic_umax\|atomic_and\|atomic_or\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(atomic_xor\|atomic_exch\|atomic_cas\|fence\|load\|store\|zeros_like\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\|partition_S\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_D\|partition_A\|partition_B\|partition_C\|partition_fragment_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_fragment_B\|partition_fragment_C\|retile\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
 " The fields of a launch block, launch k { grid = ...; block = ...; shared
