@@ -44,8 +44,10 @@ typedef enum FlyMmaFamily {
   X(BUFFER_LOAD, "buffer_load", "buffer loads and stores with a range check in hardware")          \
   X(DPP, "dpp", "data-parallel primitives: lane permutations within a row of 16")                  \
   X(REDUX, "redux", "warp-wide integer reductions in one instruction (redux.sync)")                \
-  X(ATOMIC_PK_F16, "atomic_pk_f16", "atomic add of two f16 at once in global memory")              \
-  X(ATOMIC_PK_BF16, "atomic_pk_bf16", "atomic add of two bf16 at once in global memory")
+  X(ATOMIC_PK_F16, "atomic_pk_f16",                                                                \
+    "atomic_add of a vec<2, f16> pair, one instruction in global memory")                          \
+  X(ATOMIC_PK_BF16, "atomic_pk_bf16",                                                              \
+    "atomic_add of a vec<2, bf16> pair, one instruction in global memory")
 
 typedef enum FlyFeature {
 #define X(id, name, doc) FLY_FEATURE_##id,
