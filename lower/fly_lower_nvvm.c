@@ -194,12 +194,14 @@ static MlirValue ptx_atom(FlyBuild *b, const FlyAtomicRmw *a, const char *op) {
 }
 
 /* LLVM 22's NVPTX back end drops the syncscope and the ordering of an
-   atomicrmw (each becomes atom's default, relaxed at GPU scope: found on
-   this toolchain, fixed upstream after 22 by llvm-project#176015) and makes
-   a packed f16 or bf16 add a loop of compare-and-swap. So every RMW that
-   PTX has is written as PTX here, with its order and scope, except the one
-   LLVM gets right, relaxed at GPU scope. min and max of f32, which PTX
-   lacks, stay LLVM's: a loop of cmpxchg, whose order and scope it keeps. */
+   atomicrmw (each becomes atom's default, relaxed at GPU scope: seen on
+   this toolchain, fixed after 22 by llvm-project#176015, relanded as
+   #179553) and makes a packed f16 or bf16 add a loop of compare-and-swap.
+   So every RMW that PTX has is written as PTX here, with its order and
+   scope, except the one LLVM gets right, relaxed at GPU scope. min and max
+   of f32, which PTX lacks, stay LLVM's: a loop of cmpxchg, whose order and
+   scope it keeps (its first, plain load is only a guess the cmpxchg
+   checks). */
 static MlirValue atomic_rmw(FlyBuild *b, const FlyAtomicRmw *a) {
   char op[32];
   bool llvm_right =

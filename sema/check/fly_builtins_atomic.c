@@ -24,14 +24,15 @@ static bool scope_and_order(FlyInterp *I, const FlyArgs *a, FlyMemOrder order_de
   return true;
 }
 
-/* Refuses the orders a load (which cannot release) or a store (which cannot
-   acquire) does not have; `what` is "a load" or "a store". */
+/* Refuses the orders a load or a store does not have: `refused` (a load
+   cannot release, a store cannot acquire) and so acq_rel. `what` is "a
+   load" or "a store". */
 static bool order_fits(FlyInterp *I, const FlyArgs *a, const FlyVal *order, FlyMemOrder refused,
                        const char *what, const char *allowed) {
   FlyMemOrder o = (FlyMemOrder)order->i;
   if (o != refused && o != FLY_ORDER_ACQ_REL)
     return true;
-  const FlyNode *at;
+  const FlyNode *at = a->call;
   fly_arg_named(a, "order", &at);
   fly_err(I, at, "%s's order is %s, not \"%s\"", what, allowed, fly_mem_order_name(o));
   return false;
@@ -190,7 +191,7 @@ const FlyVal *fly_builtin_fence(FlyInterp *I, const FlyArgs *a) {
   if (!scope_and_order(I, a, FLY_FENCE_ORDER_DEFAULT, args))
     return NULL;
   if (args[1]->i == FLY_ORDER_RELAXED) {
-    const FlyNode *at;
+    const FlyNode *at = a->call;
     fly_arg_named(a, "order", &at);
     return fly_err(I, at,
                    "a fence's order is \"acquire\", \"release\" or \"acq_rel\": a relaxed one "
@@ -205,7 +206,7 @@ const FlyVal *fly_builtin_fence(FlyInterp *I, const FlyArgs *a) {
 typedef enum Access { ACCESS_PLAIN, ACCESS_VOLATILE, ACCESS_ATOMIC, ACCESS_ERROR } Access;
 
 static Access access_of(FlyInterp *I, const FlyArgs *a, const char *what) {
-  const FlyNode *at;
+  const FlyNode *at = a->call;
   const FlyVal *v = fly_arg_named(a, "volatile", &at);
   bool ordered = fly_arg_named(a, "order", NULL) || fly_arg_named(a, "scope", NULL);
   if (v && v->kind != FLY_V_BOOL) {
