@@ -152,12 +152,101 @@ irdl.dialect @fly {
     %c1 = irdl.base @fly::@memref
     irdl.operands(value: %c0, dst: %c1)
   }
-  irdl.operation @atomic_add {
+  // Atomics and memory order (sema/check/fly_memory_order.h): the
+  // attributes name the operation, the scope and the order.
+  irdl.operation @atomic_rmw {
     %c0 = irdl.base @fly::@memref
     %c1 = irdl.any
     %c2 = irdl.any
+    %k0 = irdl.is "add"
+    %k1 = irdl.is "min"
+    %k2 = irdl.is "max"
+    %k3 = irdl.is "umin"
+    %k4 = irdl.is "umax"
+    %k5 = irdl.is "and"
+    %k6 = irdl.is "or"
+    %k7 = irdl.is "xor"
+    %k8 = irdl.is "exch"
+    %k = irdl.any_of(%k0, %k1, %k2, %k3, %k4, %k5, %k6, %k7, %k8)
+    %s0 = irdl.is "block"
+    %s1 = irdl.is "gpu"
+    %s2 = irdl.is "system"
+    %s = irdl.any_of(%s0, %s1, %s2)
+    %o0 = irdl.is "relaxed"
+    %o1 = irdl.is "acquire"
+    %o2 = irdl.is "release"
+    %o3 = irdl.is "acq_rel"
+    %o = irdl.any_of(%o0, %o1, %o2, %o3)
     irdl.operands(dst: %c0, value: %c1)
     irdl.results(result: %c2)
+    irdl.attributes { "kind" = %k, "scope" = %s, "order" = %o }
+  }
+  irdl.operation @atomic_cas {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.any
+    %c2 = irdl.any
+    %c3 = irdl.any
+    %s0 = irdl.is "block"
+    %s1 = irdl.is "gpu"
+    %s2 = irdl.is "system"
+    %s = irdl.any_of(%s0, %s1, %s2)
+    %o0 = irdl.is "relaxed"
+    %o1 = irdl.is "acquire"
+    %o2 = irdl.is "release"
+    %o3 = irdl.is "acq_rel"
+    %o = irdl.any_of(%o0, %o1, %o2, %o3)
+    irdl.operands(dst: %c0, expected: %c1, desired: %c2)
+    irdl.results(result: %c3)
+    irdl.attributes { "scope" = %s, "order" = %o }
+  }
+  irdl.operation @fence {
+    %s0 = irdl.is "block"
+    %s1 = irdl.is "gpu"
+    %s2 = irdl.is "system"
+    %s = irdl.any_of(%s0, %s1, %s2)
+    %o0 = irdl.is "acquire"
+    %o1 = irdl.is "release"
+    %o2 = irdl.is "acq_rel"
+    %o = irdl.any_of(%o0, %o1, %o2)
+    irdl.attributes { "scope" = %s, "order" = %o }
+  }
+  irdl.operation @atomic_load {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.any
+    %s0 = irdl.is "block"
+    %s1 = irdl.is "gpu"
+    %s2 = irdl.is "system"
+    %s = irdl.any_of(%s0, %s1, %s2)
+    %o0 = irdl.is "relaxed"
+    %o1 = irdl.is "acquire"
+    %o = irdl.any_of(%o0, %o1)
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+    irdl.attributes { "scope" = %s, "order" = %o }
+  }
+  irdl.operation @atomic_store {
+    %c0 = irdl.any
+    %c1 = irdl.base @fly::@memref
+    %s0 = irdl.is "block"
+    %s1 = irdl.is "gpu"
+    %s2 = irdl.is "system"
+    %s = irdl.any_of(%s0, %s1, %s2)
+    %o0 = irdl.is "relaxed"
+    %o1 = irdl.is "release"
+    %o = irdl.any_of(%o0, %o1)
+    irdl.operands(value: %c0, dst: %c1)
+    irdl.attributes { "scope" = %s, "order" = %o }
+  }
+  irdl.operation @volatile_load {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.any
+    irdl.operands(src: %c0)
+    irdl.results(result: %c1)
+  }
+  irdl.operation @volatile_store {
+    %c0 = irdl.any
+    %c1 = irdl.base @fly::@memref
+    irdl.operands(value: %c0, dst: %c1)
   }
   irdl.operation @make_copy_atom {
     %c0 = irdl.base @fly::@copy_atom

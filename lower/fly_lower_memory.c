@@ -1,4 +1,4 @@
-/* fly_lower_memory.c — copies, loads, stores and atomics of the target pass
+/* fly_lower_memory.c — copies, loads and stores of the target pass
  * (fly_lower_target.h).
  *
  * After fly-layout-lowering every memref is a pointer and a layout whose
@@ -143,7 +143,7 @@ static bool run_of(const Elems *e, int i, int v) {
   return true;
 }
 
-/* ---- copies, loads, stores and atomics
+/* ---- copies, loads and stores
  * --------------------------------------------------------------- */
 
 void fly_lower_copy(FlyBuild *b, MlirOperation op) {
@@ -247,26 +247,13 @@ void fly_lower_store(FlyBuild *b, MlirOperation op) {
     mlirOperationDestroy(op);
 }
 
-void fly_lower_atomic_add(FlyBuild *b, MlirOperation op) {
-  FlyMemDesc d;
-  if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 0), &d))
-    return;
+MlirValue fly_lower_element_ptr(FlyBuild *b, const FlyMemDesc *d) {
   Elems e = {0};
   MlirValue r = {NULL};
-  if (elems_of(b, &d, &e)) {
-    Ptrs p = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
-    bool fl = mlirTypeIsAFloat(d.type.elem);
-    /* LLVM's AtomicBinOp: add 1, fadd 11; ordering monotonic 2. */
-    MlirType i64 = mlirIntegerTypeGet(b->m->ctx, 64);
-    MlirNamedAttribute a[2] = {fly_mlir_named(b->m, "bin_op", mlirIntegerAttrGet(i64, fl ? 11 : 1)),
-                               fly_mlir_named(b->m, "ordering", mlirIntegerAttrGet(i64, 2))};
-    MlirValue v[2] = {ptr_at(b, &p, &e.off[0]), mlirOperationGetOperand(op, 1)};
-    r = fly_build_op1(b, "llvm.atomicrmw", d.type.elem, 2, v, 2, a);
+  if (elems_of(b, d, &e)) {
+    Ptrs p = {d->ptr, d->type.elem, {{0}}, {{NULL}}, 0, 0};
+    r = ptr_at(b, &p, &e.off[0]);
   }
   free(e.off);
-  fly_memdesc_free(&d);
-  if (!b->failed) {
-    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
-    mlirOperationDestroy(op);
-  }
+  return r;
 }

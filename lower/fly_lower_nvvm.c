@@ -1,7 +1,9 @@
 /* fly_lower_nvvm.c — NVIDIA's part of the target pass, convert-fly-to-nvvm
  * (fly_lower_target.h): mma.sync through the upstream nvgpu dialect (NVVM
- * directly for bf16), log2 as lg2.approx. */
+ * directly for bf16), log2 as lg2.approx, atomics as PTX where LLVM 22
+ * loses their scope or order. */
 #include <stdio.h>
+#include <string.h>
 
 #include "fly_lower_target.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -102,6 +104,113 @@ static MlirValue nv_log2(FlyBuild *b, MlirType t, MlirValue x) {
   return r;
 }
 
+/* ---- atomics -------------------------------------------------------------------------------- */
+
+static const char *syncscope(FlyMemScope s) {
+  switch (s) {
+  case FLY_SCOPE_BLOCK:
+    return "block";
+  case FLY_SCOPE_GPU:
+    return "device";
+  case FLY_SCOPE_SYSTEM:
+  case FLY_SCOPE_COUNT:
+    break;
+  }
+  return "";
+}
+
+/* PTX's names for the scopes and orders (.cta .gpu .sys; .relaxed ...). */
+static const char *ptx_scope(FlyMemScope s) {
+  return s == FLY_SCOPE_BLOCK ? "cta" : s == FLY_SCOPE_GPU ? "gpu" : "sys";
+}
+
+static const char *ptx_sem(FlyMemOrder o) {
+  switch (o) {
+  case FLY_ORDER_RELAXED:
+    return "relaxed";
+  case FLY_ORDER_ACQUIRE:
+    return "acquire";
+  case FLY_ORDER_RELEASE:
+    return "release";
+  case FLY_ORDER_ACQ_REL:
+  case FLY_ORDER_COUNT:
+    break;
+  }
+  return "acq_rel";
+}
+
+/* The operation and type of PTX's atom for a ("add.u32", "min.s64",
+   "add.noftz.f16x2" ...); false where PTX has none (min and max of f32). */
+static bool ptx_atom_op(const FlyAtomicRmw *a, char *out, size_t n) {
+  MlirType e = fly_elem_of(a->type);
+  if (mlirTypeIsAVector(a->type)) {
+    snprintf(out, n, "add.noftz.%sx2", mlirTypeIsABF16(e) ? "bf16" : "f16");
+    return true;
+  }
+  int bits = 8 * fly_lower_type_bytes(e);
+  bool fl = mlirTypeIsAFloat(e);
+  switch (a->op) {
+  case FLY_ATOMIC_ADD:
+    snprintf(out, n, "add.%c%d", fl ? 'f' : 'u', bits);
+    return true;
+  case FLY_ATOMIC_MIN:
+  case FLY_ATOMIC_MAX:
+    snprintf(out, n, "%s.s%d", a->op == FLY_ATOMIC_MIN ? "min" : "max", bits);
+    return !fl;
+  case FLY_ATOMIC_UMIN:
+  case FLY_ATOMIC_UMAX:
+    snprintf(out, n, "%s.u%d", a->op == FLY_ATOMIC_UMIN ? "min" : "max", bits);
+    return true;
+  case FLY_ATOMIC_AND:
+  case FLY_ATOMIC_OR:
+  case FLY_ATOMIC_XOR:
+  case FLY_ATOMIC_EXCH:
+    snprintf(out, n, "%s.b%d", fly_atomic_op_name(a->op), bits);
+    return true;
+  case FLY_ATOMIC_OP_COUNT:
+    break;
+  }
+  return false;
+}
+
+/* atom.<sem>.<scope>.<space>.<op> as inline PTX: a pair travels as the
+   32 bits it is, in an "r" register. */
+static MlirValue ptx_atom(FlyBuild *b, const FlyAtomicRmw *a, const char *op) {
+  bool pair = mlirTypeIsAVector(a->type);
+  MlirType t = pair ? b->i32 : a->type;
+  MlirValue v[2] = {a->ptr, a->x};
+  if (pair)
+    v[1] = fly_build_op1(b, "llvm.bitcast", t, 1, &v[1], 0, NULL);
+  char reg = mlirTypeIsAF32(t) ? 'f' : fly_lower_type_bytes(t) == 8 ? 'l' : 'r';
+  char text[128], cons[32];
+  snprintf(text, sizeof text, "atom.%s.%s.%s.%s $0, [$1], $2;", ptx_sem(a->order),
+           ptx_scope(a->scope), a->shared ? "shared" : "global", op);
+  snprintf(cons, sizeof cons, "=%c,l,%c,~{memory}", reg, reg);
+  MlirNamedAttribute at[3] = {fly_mlir_named(b->m, "asm_string", fly_mlir_str_attr(b->m, text)),
+                              fly_mlir_named(b->m, "constraints", fly_mlir_str_attr(b->m, cons)),
+                              fly_mlir_named(b->m, "has_side_effects", mlirUnitAttrGet(b->m->ctx))};
+  MlirValue r = fly_build_op1(b, "llvm.inline_asm", t, 2, v, 3, at);
+  return pair ? fly_build_op1(b, "llvm.bitcast", a->type, 1, &r, 0, NULL) : r;
+}
+
+/* LLVM 22's NVPTX back end drops the syncscope and the ordering of an
+   atomicrmw (each becomes atom's default, relaxed at GPU scope: seen on
+   this toolchain, fixed after 22 by llvm-project#176015, relanded as
+   #179553) and makes a packed f16 or bf16 add a loop of compare-and-swap.
+   So every RMW that PTX has is written as PTX here, with its order and
+   scope, except the one LLVM gets right, relaxed at GPU scope. min and max
+   of f32, which PTX lacks, stay LLVM's: a loop of cmpxchg, whose order and
+   scope it keeps (its first, plain load is only a guess the cmpxchg
+   checks). */
+static MlirValue atomic_rmw(FlyBuild *b, const FlyAtomicRmw *a) {
+  char op[32];
+  bool llvm_right =
+      a->order == FLY_ORDER_RELAXED && a->scope == FLY_SCOPE_GPU && !mlirTypeIsAVector(a->type);
+  if (llvm_right || !ptx_atom_op(a, op, sizeof op))
+    return fly_build_atomicrmw(b, a, syncscope(a->scope), 0, NULL);
+  return ptx_atom(b, a, op);
+}
+
 static bool wants(MlirOperation op) {
   (void)op;
   return false;
@@ -112,4 +221,5 @@ static void rewrite(FlyBuild *b, MlirOperation op) {
   (void)op;
 }
 
-const FlyTargetHooks fly_nvvm_hooks = {FLY_VENDOR_NVIDIA, mma, nv_log2, wants, rewrite};
+const FlyTargetHooks fly_nvvm_hooks = {FLY_VENDOR_NVIDIA, mma,       nv_log2,   wants,
+                                       rewrite,           syncscope, atomic_rmw};

@@ -1,6 +1,7 @@
 /* fly_lower_rocdl.c — AMD's part of the target pass, convert-fly-to-rocdl
  * (fly_lower_target.h): MFMA through the upstream amdgpu dialect, log2 as
- * the llvm.log2 intrinsic, and block_dim/grid_dim from the dispatch packet. */
+ * the llvm.log2 intrinsic, block_dim/grid_dim from the dispatch packet, and
+ * the memory atomics may touch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,4 +73,39 @@ static bool wants(MlirOperation op) {
   return fly_lower_is(op, "gpu.block_dim") || fly_lower_is(op, "gpu.grid_dim");
 }
 
-const FlyTargetHooks fly_rocdl_hooks = {FLY_VENDOR_AMD, mma, log2_, wants, rewrite};
+/* ---- atomics -------------------------------------------------------------------------------- */
+
+static const char *syncscope(FlyMemScope s) {
+  switch (s) {
+  case FLY_SCOPE_BLOCK:
+    return "workgroup";
+  case FLY_SCOPE_GPU:
+    return "agent";
+  case FLY_SCOPE_SYSTEM:
+  case FLY_SCOPE_COUNT:
+    break;
+  }
+  return "";
+}
+
+/* Fly's atomics promise what HIP's do by default (clang's
+   -fno-atomic-remote-memory -fno-atomic-fine-grained-memory): they touch
+   neither fine-grained host memory nor a peer's memory across PCIe, whose
+   links cannot do every operation atomically. Said on each atomicrmw, this
+   lets LLVM use the GPU's own instructions; without it every float add,
+   and at system scope every integer min, max, and, or and xor, is a loop
+   of compare-and-swap. gfx90a's global_atomic_add_f32 also flushes
+   denormals whatever the mode, which LLVM wants said too (other chips keep
+   them, and LLVM ignores the word there). */
+static MlirValue atomic_rmw(FlyBuild *b, const FlyAtomicRmw *a) {
+  static const char *const words[] = {"rocdl.no_fine_grained_memory", "rocdl.no_remote_memory",
+                                      "rocdl.ignore_denormal_mode"};
+  MlirNamedAttribute at[3];
+  int n = fly_atomic_is_float(a) && a->op == FLY_ATOMIC_ADD ? 3 : 2;
+  for (int i = 0; i < n; i++)
+    at[i] = fly_mlir_named(b->m, words[i], mlirUnitAttrGet(b->m->ctx));
+  return fly_build_atomicrmw(b, a, syncscope(a->scope), n, at);
+}
+
+const FlyTargetHooks fly_rocdl_hooks = {FLY_VENDOR_AMD, mma,       log2_,     wants,
+                                        rewrite,        syncscope, atomic_rmw};

@@ -20,7 +20,6 @@ static const struct {
     {"fly.copy", fly_lower_copy},
     {"fly.load", fly_lower_load},
     {"fly.store", fly_lower_store},
-    {"fly.atomic_add", fly_lower_atomic_add},
 };
 static const char *const makers[] = {"fly.make_memref", "fly.make_copy_atom", "fly.make_mma_atom",
                                      "fly.make_tiled_copy", "fly.make_tiled_mma"};
@@ -58,6 +57,8 @@ static void rewrite(FlyBuild *b, MlirOperation op, bool *kept) {
       return fly_ops[i].rewrite(b, op);
   if (fly_lower_is(op, "fly.gemm"))
     return fly_lower_gemm(b, op, hooks);
+  if (fly_lower_atomic_wanted(op))
+    return fly_lower_atomic(b, op, hooks);
   if (is_maker(op)) {
     *kept = true; /* dropped below, once nothing uses it */
     return;

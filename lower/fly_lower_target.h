@@ -2,18 +2,23 @@
  * pass (fly_lower_target.c), its vendor's parts behind one hook table, in
  * the way of QBE's Target.
  *
- *   fly_lower_memory.c   copies, loads, stores and atomics: element offsets
- *                        from the layouts, vectorised where contiguous
+ *   fly_lower_memory.c   copies, loads and stores: element offsets from
+ *                        the layouts, vectorised where contiguous
+ *   fly_lower_atomic.c   atomics, fences, atomic and volatile loads and
+ *                        stores: LLVM's atomics with the vendor's scopes
  *   fly_lower_math.c     math as LLVM intrinsics both back ends implement
  *   fly_lower_gemm.c     an MMA of fragments as the atom's instructions
- *   fly_lower_nvvm.c     NVIDIA's hooks: mma.sync, lg2.approx
+ *   fly_lower_nvvm.c     NVIDIA's hooks: mma.sync, lg2.approx, atomics as
+ *                        PTX where LLVM 22 loses their scope and order
  *   fly_lower_rocdl.c    AMD's hooks: MFMA, launch sizes from the dispatch
- *                        packet, private memory in address space 5 */
+ *                        packet, private memory in address space 5, what
+ *                        memory atomics may touch */
 #ifndef FLY_LOWER_TARGET_H
 #define FLY_LOWER_TARGET_H
 
 #include "fly_atom.h"
 #include "fly_lower_build.h"
+#include "fly_memory_order.h"
 
 /* One MMA instruction: x, y, z are the atom's A, B and C values of one
    thread (va, vb, vc of them, of element types ta, tb, tc). */
@@ -23,6 +28,18 @@ typedef struct FlyMmaCall {
   int va, vb, vc;
   MlirType ta, tb, tc;
 } FlyMmaCall;
+
+/* One atomic read-modify-write: *ptr = op(*ptr, x), giving the value
+   before, with its scope and order. */
+typedef struct FlyAtomicRmw {
+  FlyAtomicOp op;
+  FlyMemScope scope;
+  FlyMemOrder order;
+  MlirValue ptr; /* the element: !llvm.ptr<1>, or <3> in shared memory */
+  MlirValue x;   /* i32, i64, f32, or a pair: vector<2xf16>, vector<2xbf16> */
+  MlirType type; /* x's, and the result's */
+  bool shared;
+} FlyAtomicRmw;
 
 typedef struct FlyTargetHooks {
   FlyVendor vendor;
@@ -34,6 +51,11 @@ typedef struct FlyTargetHooks {
      gpu.block_dim ...): whether it wants op, and the rewrite. */
   bool (*wants)(MlirOperation op);
   void (*rewrite)(FlyBuild *b, MlirOperation op);
+  /* LLVM's syncscope for a Fly scope, in atomics, fences and atomic loads
+     and stores; "" for the whole system (LLVM's default scope). */
+  const char *(*syncscope)(FlyMemScope s);
+  /* An atomic read-modify-write; its result, the value before. */
+  MlirValue (*atomic_rmw)(FlyBuild *b, const FlyAtomicRmw *a);
 } FlyTargetHooks;
 
 extern const FlyTargetHooks fly_nvvm_hooks;
@@ -43,7 +65,18 @@ extern const FlyTargetHooks fly_rocdl_hooks;
 void fly_lower_copy(FlyBuild *b, MlirOperation op);
 void fly_lower_load(FlyBuild *b, MlirOperation op);
 void fly_lower_store(FlyBuild *b, MlirOperation op);
-void fly_lower_atomic_add(FlyBuild *b, MlirOperation op);
+/* The pointer to the one element of a memref (null after an error). */
+MlirValue fly_lower_element_ptr(FlyBuild *b, const FlyMemDesc *d);
+
+/* ---- fly_lower_atomic.c ---- */
+/* Whether op is an atomic, a fence, or an atomic or volatile access. */
+bool fly_lower_atomic_wanted(MlirOperation op);
+void fly_lower_atomic(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);
+/* LLVM's atomicrmw for a, in syncscope ("" for the system), with the
+   vendor's attributes; whether it works on floats (fadd, fmin, fmax). */
+MlirValue fly_build_atomicrmw(FlyBuild *b, const FlyAtomicRmw *a, const char *syncscope, int nattr,
+                              const MlirNamedAttribute *attr);
+bool fly_atomic_is_float(const FlyAtomicRmw *a);
 
 /* ---- fly_lower_math.c ---- */
 /* Whether the math or arith operation is one the pass rewrites. */

@@ -2,14 +2,17 @@
  *
  * The interpreter names each runtime operation (fly_emit.h) and passes its
  * own values; here each name becomes MLIR. Numbers use arith, math and
- * vector; GPU indices, barriers and printf use gpu; tensors, atoms and the
- * layout algebra on runtime values use the Fly dialect. The warp operations,
- * each vendor's own, are fly_trace_warp.c. */
+ * vector; GPU indices, barriers and printf use gpu; tensors, atoms,
+ * atomics and the layout algebra on runtime values use the Fly dialect
+ * (atomics: their scope and order as attributes, which only the target pass
+ * can turn into a vendor's syncscope). The warp operations, each vendor's
+ * own, are fly_trace_warp.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fly_atom.h"
 #include "fly_layout_tv.h"
+#include "fly_memory_order.h"
 #include "fly_strbuf.h"
 #include "fly_trace_internal.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -680,11 +683,82 @@ static bool load(Op *o) {
   return set_result(o, op1(o, "fly.load", fly_trace_type(t, o->result->type), 1, &src, 0, NULL));
 }
 
-static bool atomic_add(Op *o) {
+/* ---- atomics and memory order (fly_memory_order.h) ------------------------------------------ */
+
+/* The scope and order the semantic pass passes as static integers, from
+   args[i] on, as the attributes `scope` and `order`. */
+static void scope_order_attrs(Op *o, int i, MlirNamedAttribute *a) {
   FlyTrace *t = o->t;
-  MlirValue v[2] = {fly_trace_handle(t, o->args[0]),
-                    fly_trace_value(t, o->args[1], o->args[0]->tensor.elem)};
-  return set_result(o, op1(o, "fly.atomic_add", fly_trace_type(t, o->result->type), 2, v, 0, NULL));
+  a[0] = fly_mlir_named(t->m, "scope",
+                        fly_mlir_str_attr(t->m, fly_mem_scope_name((FlyMemScope)o->args[i]->i)));
+  a[1] = fly_mlir_named(
+      t->m, "order", fly_mlir_str_attr(t->m, fly_mem_order_name((FlyMemOrder)o->args[i + 1]->i)));
+}
+
+/* An operand of an atomic on a tensor's elements: a static number made a
+   constant of the element type; a runtime one (a packed pair too) as it is. */
+static MlirValue atomic_operand(Op *o, int i) {
+  const FlyVal *x = o->args[i];
+  return fly_trace_value(o->t, x, x->kind == FLY_V_RUNTIME ? NULL : o->args[0]->tensor.elem);
+}
+
+/* (t, x, scope, order) */
+static bool atomic_rmw(Op *o, FlyAtomicOp kind) {
+  FlyTrace *t = o->t;
+  MlirValue v[2] = {fly_trace_handle(t, o->args[0]), atomic_operand(o, 1)};
+  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
+    return false;
+  MlirNamedAttribute a[3] = {
+      fly_mlir_named(t->m, "kind", fly_mlir_str_attr(t->m, fly_atomic_op_name(kind)))};
+  scope_order_attrs(o, 2, a + 1);
+  return set_result(o, op1(o, "fly.atomic_rmw", fly_trace_type(t, o->result->type), 2, v, 3, a));
+}
+
+/* (t, expected, desired, scope, order) */
+static bool atomic_cas(Op *o) {
+  FlyTrace *t = o->t;
+  MlirValue v[3] = {fly_trace_handle(t, o->args[0]), atomic_operand(o, 1), atomic_operand(o, 2)};
+  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]) || mlirValueIsNull(v[2]))
+    return false;
+  MlirNamedAttribute a[2];
+  scope_order_attrs(o, 3, a);
+  return set_result(o, op1(o, "fly.atomic_cas", fly_trace_type(t, o->result->type), 3, v, 2, a));
+}
+
+/* (scope, order) */
+static bool fence(Op *o) {
+  MlirNamedAttribute a[2];
+  scope_order_attrs(o, 0, a);
+  fly_mlir_op(o->t->m, o->t->ip, o->t->loc, "fly.fence", 0, NULL, 0, NULL, 2, a, 0, NULL);
+  return true;
+}
+
+/* An element loaded atomically (t, scope, order) or as volatile (t). */
+static bool ordered_load(Op *o, bool is_volatile) {
+  FlyTrace *t = o->t;
+  MlirValue src = fly_trace_handle(t, o->args[0]);
+  if (mlirValueIsNull(src))
+    return false;
+  MlirNamedAttribute a[2];
+  if (!is_volatile)
+    scope_order_attrs(o, 1, a);
+  const char *name = is_volatile ? "fly.volatile_load" : "fly.atomic_load";
+  return set_result(
+      o, op1(o, name, fly_trace_type(t, o->result->type), 1, &src, is_volatile ? 0 : 2, a));
+}
+
+/* An element stored atomically (t, x, scope, order) or as volatile (t, x). */
+static bool ordered_store(Op *o, bool is_volatile) {
+  FlyTrace *t = o->t;
+  MlirValue v[2] = {atomic_operand(o, 1), fly_trace_handle(t, o->args[0])};
+  if (mlirValueIsNull(v[0]) || mlirValueIsNull(v[1]))
+    return false;
+  MlirNamedAttribute a[2];
+  if (!is_volatile)
+    scope_order_attrs(o, 2, a);
+  const char *name = is_volatile ? "fly.volatile_store" : "fly.atomic_store";
+  fly_mlir_op(t->m, t->ip, t->loc, name, 0, NULL, 2, v, is_volatile ? 0 : 2, a, 0, NULL);
+  return true;
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------------
@@ -774,7 +848,35 @@ static bool trace(Op *o, FlyOpcode op) {
   case FLY_OPCODE_LOAD:
     return load(o);
   case FLY_OPCODE_ATOMIC_ADD:
-    return atomic_add(o);
+    return atomic_rmw(o, FLY_ATOMIC_ADD);
+  case FLY_OPCODE_ATOMIC_MIN:
+    return atomic_rmw(o, FLY_ATOMIC_MIN);
+  case FLY_OPCODE_ATOMIC_MAX:
+    return atomic_rmw(o, FLY_ATOMIC_MAX);
+  case FLY_OPCODE_ATOMIC_UMIN:
+    return atomic_rmw(o, FLY_ATOMIC_UMIN);
+  case FLY_OPCODE_ATOMIC_UMAX:
+    return atomic_rmw(o, FLY_ATOMIC_UMAX);
+  case FLY_OPCODE_ATOMIC_AND:
+    return atomic_rmw(o, FLY_ATOMIC_AND);
+  case FLY_OPCODE_ATOMIC_OR:
+    return atomic_rmw(o, FLY_ATOMIC_OR);
+  case FLY_OPCODE_ATOMIC_XOR:
+    return atomic_rmw(o, FLY_ATOMIC_XOR);
+  case FLY_OPCODE_ATOMIC_EXCH:
+    return atomic_rmw(o, FLY_ATOMIC_EXCH);
+  case FLY_OPCODE_ATOMIC_CAS:
+    return atomic_cas(o);
+  case FLY_OPCODE_FENCE:
+    return fence(o);
+  case FLY_OPCODE_ATOMIC_LOAD:
+    return ordered_load(o, false);
+  case FLY_OPCODE_VOLATILE_LOAD:
+    return ordered_load(o, true);
+  case FLY_OPCODE_ATOMIC_STORE:
+    return ordered_store(o, false);
+  case FLY_OPCODE_VOLATILE_STORE:
+    return ordered_store(o, true);
   case FLY_OPCODE_GEMM:
     return gemm(o);
   case FLY_OPCODE_CRD2IDX:

@@ -78,11 +78,13 @@
     "make_ordered_layout" "make_row_major" "max_common_vector" "max_common_layout"
     "tv_layout" "range" "range_const" "ceil_div" "min" "max" "exp" "exp2" "log" "log2" "sqrt"
     "rsqrt" "abs" "fma" "floor" "sizeof_bits" "insert" "sum" "bitcast" "where" "barrier"
-    "atomic_add" "printf" "shuffle" "shuffle_xor" "shuffle_up" "shuffle_down" "vote_any"
-    "vote_all" "ballot" "load" "store" "zeros_like" "universal" "copy_atom" "mma_atom"
-    "tiled_copy" "tiled_mma" "partition_S" "partition_D" "partition_A" "partition_B"
-    "partition_C" "partition_fragment_A" "partition_fragment_B"
-    "partition_fragment_C" "retile" "copy" "gemm")
+    "printf" "shuffle" "shuffle_xor" "shuffle_up" "shuffle_down" "vote_any" "vote_all"
+    "ballot" "atomic_add" "atomic_min" "atomic_max" "atomic_umin" "atomic_umax"
+    "atomic_and" "atomic_or" "atomic_xor" "atomic_exch" "atomic_cas" "fence" "load"
+    "store" "zeros_like" "universal" "copy_atom" "mma_atom" "tiled_copy" "tiled_mma"
+    "partition_S" "partition_D" "partition_A" "partition_B" "partition_C"
+    "partition_fragment_A" "partition_fragment_B" "partition_fragment_C" "retile"
+    "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
 ;; END flyc vocabulary
 

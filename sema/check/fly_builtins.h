@@ -103,6 +103,19 @@ const FlyVal *fly_tensor_divide(FlyInterp *I, FlyBuiltinId which, const FlyArgs 
 /* op (SUM, MIN or MAX) of the elements of the vec a->v[0]; fn names it. */
 const FlyVal *fly_reduce_vec(FlyInterp *I, const FlyArgs *a, FlyOpcode op, const char *fn);
 
+/* ---- loads and stores with an order, a scope or volatile (fly_builtins_atomic.c) ---- */
+
+/* Whether a load's or store's named arguments leave it a plain access (none
+   given, or volatile = false). */
+bool fly_access_is_plain(const FlyArgs *a);
+/* t.load(order =, scope =, volatile =) and t.store(x, ...) of one element. */
+const FlyVal *fly_ordered_load(FlyInterp *I, const FlyArgs *a);
+bool fly_ordered_store(FlyInterp *I, const FlyArgs *a);
+/* The value a->v[1] as t.store stores it into t, whose values are of type
+   vt: a runtime vt, or a static value converted (fly_builtins_tensor.c).
+   NULL after an error. */
+const FlyVal *fly_store_value(FlyInterp *I, const FlyArgs *a, const FlyVal *t, const FlyType *vt);
+
 /* ---- atoms (fly_builtins_atoms.c) ---- */
 
 /* tiled.slice(thread): a thread's slice of a tiled copy or MMA. */

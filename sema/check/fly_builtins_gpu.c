@@ -1,5 +1,5 @@
-/* fly_builtins_gpu.c — the GPU builtins: barriers, atomics and device
- * printf (the warp operations are fly_builtins_warp.c). */
+/* fly_builtins_gpu.c — the GPU builtins: barriers and device printf (the
+ * warp operations are fly_builtins_warp.c, the atomics fly_builtins_atomic.c). */
 #include <string.h>
 
 #include "fly_builtins.h"
@@ -16,29 +16,6 @@ const FlyVal *fly_builtin_barrier(FlyInterp *I, const FlyArgs *a) {
   if (!fly_gpu_only(I, a, "barrier()"))
     return NULL;
   return fly_emit_effect(I, FLY_OPCODE_BARRIER, 0, NULL, a->call) ? fly_val_none() : NULL;
-}
-
-const FlyVal *fly_builtin_atomic_add(FlyInterp *I, const FlyArgs *a) {
-  if (!fly_gpu_only(I, a, "atomic_add"))
-    return NULL;
-  const FlyVal *t = fly_arg_tensor(I, a, 0, "atomic_add");
-  if (!t)
-    return NULL;
-  if (!fly_tensor_is_element(t))
-    return fly_err(I, a->node[0], "atomic_add updates one element: index the tensor, t[i]");
-  if (t->tensor.space == FLY_SPACE_REGISTER)
-    return fly_err(I, a->node[0], "atomic_add needs global or shared memory, not registers");
-  const FlyVal *v = a->v[1];
-  if (v->kind == FLY_V_RUNTIME ? !fly_type_equal(v->type, t->tensor.elem)
-                               : !fly_convert(I, v, t->tensor.elem, a->node[1], false)) {
-    if (v->kind == FLY_V_RUNTIME)
-      return fly_err(I, a->node[1], "atomic_add of %s to a tensor of %s",
-                     fly_type_str(&I->A, v->type), fly_type_str(&I->A, t->tensor.elem));
-    return NULL;
-  }
-  FlyOrigin o = {a->call, "the value before an atomic_add"};
-  return fly_emit_value(I, fly_val_runtime(&I->A, t->tensor.elem, o), FLY_OPCODE_ATOMIC_ADD, 2,
-                        a->v, a->call);
 }
 
 /* The conversions of a printf format, counted; "%%" is a percent sign. */

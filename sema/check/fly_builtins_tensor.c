@@ -455,6 +455,8 @@ const FlyVal *fly_builtin_load(FlyInterp *I, const FlyArgs *a) {
   if (I->in_launch)
     return fly_err(I, a->call, "load() runs on the GPU; a launch block runs on the host");
   const FlyVal *t = fly_arg_tensor(I, a, 0, "load");
+  if (t && !fly_access_is_plain(a))
+    return fly_ordered_load(I, a);
   const FlyType *vt = t ? fly_tensor_value_type(I, t, a->call, "load()") : NULL;
   if (!vt)
     return NULL;
@@ -462,22 +464,31 @@ const FlyVal *fly_builtin_load(FlyInterp *I, const FlyArgs *a) {
   return fly_emit_value(I, fly_val_runtime(&I->A, vt, o), FLY_OPCODE_LOAD, 1, a->v, a->call);
 }
 
-const FlyVal *fly_builtin_store(FlyInterp *I, const FlyArgs *a) {
-  const FlyVal *t = fly_arg_tensor(I, a, 0, "store");
-  const FlyType *vt = t ? fly_tensor_value_type(I, t, a->call, "store()") : NULL;
-  if (!vt)
-    return NULL;
-  if (I->in_launch)
-    return fly_err(I, a->call, "store() runs on the GPU; a launch block runs on the host");
+const FlyVal *fly_store_value(FlyInterp *I, const FlyArgs *a, const FlyVal *t, const FlyType *vt) {
   const FlyVal *v = a->v[1];
   if (v->kind == FLY_V_RUNTIME && fly_type_equal(v->type, vt))
-    return fly_emit_effect(I, FLY_OPCODE_STORE, 2, a->v, a->call) ? fly_val_none() : NULL;
+    return v;
   if (v->kind == FLY_V_RUNTIME || vt->kind == FLY_TY_VEC) {
     const char *have = fly_val_describe(&I->A, v);
     return fly_err(I, a->node[1], "this stores %s into a tensor of %s; expected %s", have,
                    fly_type_str(&I->A, t->tensor.elem), fly_type_str(&I->A, vt));
   }
-  const FlyVal *args[2] = {t, fly_convert(I, v, vt, a->node[1], false)};
+  return fly_convert(I, v, vt, a->node[1], false);
+}
+
+const FlyVal *fly_builtin_store(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *t = fly_arg_tensor(I, a, 0, "store");
+  if (t && !fly_access_is_plain(a)) {
+    if (I->in_launch)
+      return fly_err(I, a->call, "store() runs on the GPU; a launch block runs on the host");
+    return fly_ordered_store(I, a) ? fly_val_none() : NULL;
+  }
+  const FlyType *vt = t ? fly_tensor_value_type(I, t, a->call, "store()") : NULL;
+  if (!vt)
+    return NULL;
+  if (I->in_launch)
+    return fly_err(I, a->call, "store() runs on the GPU; a launch block runs on the host");
+  const FlyVal *args[2] = {t, fly_store_value(I, a, t, vt)};
   if (!args[1])
     return NULL;
   return fly_emit_effect(I, FLY_OPCODE_STORE, 2, args, a->call) ? fly_val_none() : NULL;

@@ -46,8 +46,10 @@ typedef enum FlyMmaFamily {
   X(PERMLANE_SWAP, "permlane_swap",                                                                \
     "exchanging lanes 16 or 32 apart in one instruction (v_permlane16/32_swap)")                   \
   X(REDUX, "redux", "warp-wide integer reductions in one instruction (redux.sync)")                \
-  X(ATOMIC_PK_F16, "atomic_pk_f16", "atomic add of two f16 at once in global memory")              \
-  X(ATOMIC_PK_BF16, "atomic_pk_bf16", "atomic add of two bf16 at once in global memory")
+  X(ATOMIC_PK_F16, "atomic_pk_f16",                                                                \
+    "atomic_add of a vec<2, f16> pair, one instruction in global memory")                          \
+  X(ATOMIC_PK_BF16, "atomic_pk_bf16",                                                              \
+    "atomic_add of a vec<2, bf16> pair, one instruction in global memory")
 
 typedef enum FlyFeature {
 #define X(id, name, doc) FLY_FEATURE_##id,

@@ -164,12 +164,10 @@ def run_file(fly, torch, np, path: Path, bundle: Path) -> int:
         h = Harness(torch, np)
         names = {"np": np, "torch": torch, "randn": h.randn, "rand": h.rand, "randint": h.randint,
                  "out": h.out, "f64": h.f64, "check": h.check}
-        for name in re.findall(r"\b([A-Za-z_]\w*)\s*\(", code):
+        kernels = {e.name for e in mod.kernels}
+        for name in set(re.findall(r"\b([A-Za-z_]\w*)\b", code)) & kernels:
             if name not in names:
-                try:
-                    names[name] = getattr(mod, name)
-                except Exception:
-                    pass
+                names[name] = getattr(mod, name)
         try:
             exec(compile(code, where, "exec"), names)
             torch.cuda.synchronize()

@@ -55,11 +55,13 @@ syn match   flyBuiltinFunction "\<\%(flat_product\|blocked_product\|raked_produc
 syn match   flyBuiltinFunction "\<\%(make_ordered_layout\|make_row_major\|max_common_vector\|max_common_layout\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(tv_layout\|range\|range_const\|ceil_div\|min\|max\|exp\|exp2\|log\|log2\|sqrt\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(rsqrt\|abs\|fma\|floor\|sizeof_bits\|insert\|sum\|bitcast\|where\|barrier\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(atomic_add\|printf\|shuffle\|shuffle_xor\|shuffle_up\|shuffle_down\|vote_any\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(vote_all\|ballot\|load\|store\|zeros_like\|universal\|copy_atom\|mma_atom\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(tiled_copy\|tiled_mma\|partition_S\|partition_D\|partition_A\|partition_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_C\|partition_fragment_A\|partition_fragment_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_fragment_C\|retile\|copy\|gemm\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(printf\|shuffle\|shuffle_xor\|shuffle_up\|shuffle_down\|vote_any\|vote_all\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(ballot\|atomic_add\|atomic_min\|atomic_max\|atomic_umin\|atomic_umax\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(atomic_and\|atomic_or\|atomic_xor\|atomic_exch\|atomic_cas\|fence\|load\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(store\|zeros_like\|universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_S\|partition_D\|partition_A\|partition_B\|partition_C\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_fragment_A\|partition_fragment_B\|partition_fragment_C\|retile\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
 " The fields of a launch block, launch k { grid = ...; block = ...; shared
