@@ -169,6 +169,7 @@ static void key_of(const FlyUnit *u, const FlycOptions *o, const FlyTarget *t, c
   hash_str(&h, "fly-cache-key-2");
   hash_str(&h, FLY_VERSION);
   hash_str(&h, FLY_MLIR_VERSION);
+  hash_str(&h, fly_backend_identity());
   hash_str(&h, t->arch);
   hash_options(&h, o, emit);
   hash_tool(&h, emit, t);

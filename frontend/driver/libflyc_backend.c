@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "libflyc_internal.h"
@@ -44,7 +45,10 @@ static bool own_directory(char *dir, size_t n) {
   return true;
 }
 
+static char found_path[PATH_MAX + 64];
+
 static void *try_open(const char *path) {
+  snprintf(found_path, sizeof found_path, "%s", path);
   void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
   if (!h)
     snprintf(load_error, sizeof load_error, "%s", dlerror());
@@ -76,6 +80,41 @@ static void load(void) {
   compile_fn = (FlyBackendCompileFn)dlsym(h, FLY_BACKEND_SYMBOL);
   if (!compile_fn)
     snprintf(load_error, sizeof load_error, "%s", dlerror());
+}
+
+/* The path the back end would be loaded from, without loading it: the one
+   FLYC_BACKEND names when it exists (a name that does not, as the cache's
+   tests give to show that a hit needs no back end, leaves the one beside
+   the driver). */
+static void find(void) {
+  const char *env = getenv("FLYC_BACKEND");
+  char dir[PATH_MAX], path[PATH_MAX + 64];
+  if (env && *env && access(env, F_OK) == 0) {
+    snprintf(found_path, sizeof found_path, "%s", env);
+    return;
+  }
+  if (!own_directory(dir, sizeof dir))
+    return;
+  snprintf(path, sizeof path, "%s/libflyc_lower.so", dir);
+  if (access(path, F_OK) != 0)
+    snprintf(path, sizeof path, "%s/../lib/libflyc_lower.so", dir);
+  snprintf(found_path, sizeof found_path, "%s", path);
+}
+
+static pthread_once_t identity_once = PTHREAD_ONCE_INIT;
+static char identity[128];
+
+static void identify(void) {
+  find();
+  struct stat st;
+  if (found_path[0] && stat(found_path, &st) == 0)
+    snprintf(identity, sizeof identity, "%lld.%lld.%ld", (long long)st.st_size,
+             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+}
+
+const char *fly_backend_identity(void) {
+  pthread_once(&identity_once, identify);
+  return identity;
 }
 
 FlyBackendCompileFn fly_backend_load(char *why, size_t n) {

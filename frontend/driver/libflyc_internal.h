@@ -37,6 +37,11 @@ void fly_cache_put(const char *key, const void *data, size_t len, const char *di
 /* fly_backend_compile from libflyc_lower.so, loaded on first use; NULL with
    the reason in why. FLYC_BACKEND names the library to use instead. */
 FlyBackendCompileFn fly_backend_load(char *why, size_t why_size);
+/* What tells this build of the back end from another (its library's size
+   and modification time), found without loading it; "" when it cannot be
+   found. Part of the cache key: a rebuilt compiler misses the entries of
+   the old one. */
+const char *fly_backend_identity(void);
 
 /* ---- targets (libflyc_target.c) ---- */
 

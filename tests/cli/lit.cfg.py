@@ -42,6 +42,9 @@ config.substitutions.append(
     ("%fly_dialect", os.path.join(config.fly_source_dir, "..", "..", "lower", "fly.irdl.mlir")))
 config.substitutions.append(
     ("%examples", os.path.join(config.fly_source_dir, "..", "..", "examples")))
+# The back end flyc opens (cache.test copies it to stand for another build).
+config.substitutions.append(
+    ("%flyc_lower", os.path.join(config.fly_bin_dir, "..", "lib", "libflyc_lower.so")))
 
 # ptxas (CUDA) checks the PTX flyc writes, where it is installed.
 import shutil
