@@ -262,7 +262,9 @@ stmt:
 | "return" ";"                   { $$ = NODE(FLY_RETURN, @$, NULL, NULL, NULL, NULL); }
 | "return" value ";"             { $$ = NODE(FLY_RETURN, @$, $2, NULL, NULL, NULL); }
 | "break" ";"                    { $$ = NODE(FLY_BREAK, @$, NULL, NULL, NULL, NULL); }
+| "break" value ";"              { $$ = NODE(FLY_BREAK, @$, $2, NULL, NULL, NULL); }
 | "continue" ";"                 { $$ = NODE(FLY_CONTINUE, @$, NULL, NULL, NULL, NULL); }
+| "continue" value ";"           { $$ = NODE(FLY_CONTINUE, @$, $2, NULL, NULL, NULL); }
 | ";"                            { $$ = NULL; }
 | error ";"                      { $$ = NULL; }
 ;

@@ -163,7 +163,9 @@ static bool kernel_end(void *ctx, const FlyNode *k, bool ok) {
 
 /* The runtime leaves of `res` (the result of an if or a loop), each with
    the leaf at the same place in `src` (what a branch or body gave, maybe a
-   static number). */
+   static number). A leaf that is the very value `src` has there (both
+   branches gave one value, made before the if) needs no result: it keeps
+   its handle. */
 static int pair_leaves(const FlyVal *res, const FlyVal *src, const FlyVal **r, const FlyVal **s,
                        int cap) {
   if (res->kind == FLY_V_TUPLE) {
@@ -174,7 +176,7 @@ static int pair_leaves(const FlyVal *res, const FlyVal *src, const FlyVal **r, c
     }
     return n;
   }
-  if (res->kind != FLY_V_RUNTIME || cap <= 0)
+  if (res->kind != FLY_V_RUNTIME || res == src || cap <= 0)
     return 0;
   r[0] = res;
   s[0] = src;
@@ -244,7 +246,7 @@ static bool if_end(void *ctx, void *region, const FlyVal *then_value, const FlyV
   IfRegion *r = region;
   t->ip = r->outer;
   const FlyVal *res[MAX_CARRIED], *unused[MAX_CARRIED];
-  int n = result ? pair_leaves(result, NULL, res, unused, MAX_CARRIED) : 0;
+  int n = result ? pair_leaves(result, then_value, res, unused, MAX_CARRIED) : 0;
   /* Nothing to build when the branches did not check, or when they do
      nothing and give nothing (as around a lone `return;`). */
   bool empty = n == 0 && mlirOperationIsNull(mlirBlockGetFirstOperation(r->block[0])) &&

@@ -382,6 +382,7 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     I->returning = false;
     I->returned = NULL;
     I->jumping = FLY_EXIT_NONE;
+    I->jump_next = I->exit_next = NULL;
     memset(I->exits, 0, sizeof I->exits);
     /* The launch block is always run as the bundle will record it, so that
        what cannot be recorded is an error for `flyc check` too. */

@@ -107,25 +107,27 @@ typedef struct FlyInterp {
   int eval_depth;       /* nested evaluations, to keep the C stack bounded */
   uintptr_t stack_base; /* the C stack where evaluation began */
   FlyFrame *frame;
-  FlyBlockRun *block_run; /* the innermost top-level const block running */
-  int runtime_flow;       /* > 0 inside a runtime if or loop */
-  bool aborted;           /* a limit was hit: unwind without more messages */
-  bool returning;         /* a `return` is unwinding the current call */
-  const FlyVal *returned; /* its value */
-  const FlyNode *kernel;  /* the kernel being checked, if any */
-  bool in_launch;         /* evaluating a launch block */
-  int in_const;           /* > 0 inside a const block: every let must be static */
-  int compile_time;       /* > 0 while a value must be static (const, static_assert ...):
-                             while loops run at compile time, in calls too */
-  FlyLoop *loop;          /* the loop whose body runs (NULL: none of this function) */
-  const FlyVal *yielded;  /* the value of the body's yield */
-  FlyExit jumping;        /* a break or continue unwinding to the end of its loop body */
+  FlyBlockRun *block_run;  /* the innermost top-level const block running */
+  int runtime_flow;        /* > 0 inside a runtime if or loop */
+  bool aborted;            /* a limit was hit: unwind without more messages */
+  bool returning;          /* a `return` is unwinding the current call */
+  const FlyVal *returned;  /* its value */
+  const FlyNode *kernel;   /* the kernel being checked, if any */
+  bool in_launch;          /* evaluating a launch block */
+  int in_const;            /* > 0 inside a const block: every let must be static */
+  int compile_time;        /* > 0 while a value must be static (const, static_assert ...):
+                              while loops run at compile time, in calls too */
+  FlyLoop *loop;           /* the loop whose body runs (NULL: none of this function) */
+  const FlyVal *yielded;   /* the value of the body's yield */
+  FlyExit jumping;         /* a break or continue unwinding to the end of its loop body */
+  const FlyVal *jump_next; /* the carried values it gives (NULL: as they are) */
   /* Exits taken under a runtime condition by the statement that just ran:
      an i1 runtime flag per kind, NULL where none was. The statements after
      it run only where none was taken (fly_interp_stmt.c). */
   const FlyVal *exits[FLY_EXIT_COUNT];
-  const FlyNode *exit_at; /* the last break, continue or return taken, for messages */
-  FlyEmitter *emit;       /* tracing: where runtime work goes (NULL when checking) */
+  const FlyVal *exit_next; /* the carried values where they were taken, in a loop that has some */
+  const FlyNode *exit_at;  /* the last break, continue or return taken, for messages */
+  FlyEmitter *emit;        /* tracing: where runtime work goes (NULL when checking) */
 } FlyInterp;
 
 /* ---- sessions and messages (fly_interp.c) ------------------------------------ */
@@ -222,7 +224,8 @@ bool fly_runtime_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at);
 
 /* How a run of statements ended: its value, the exits it took (NULL: none;
    a static true: taken on every path; a runtime i1: where it is true), and,
-   for the top level of a loop body, the values it yields. */
+   in a loop that carries values, the values the loop goes on with where it
+   took them (or, for the top level of the body, where it ends). */
 typedef struct FlyOutcome {
   const FlyVal *value;
   const FlyVal *exit[FLY_EXIT_COUNT];
@@ -266,11 +269,14 @@ bool fly_choose(FlyInterp *I, const FlyChoice *ch, FlyOutcome *out);
    has no tail. */
 const FlyVal *fly_run_stmts(FlyInterp *I, FlyScope *s, const FlyNode *first, const FlyNode *block,
                             bool loop_body);
-/* What the running loop's body yields when it ends early (break, continue,
-   return): its carried values as they are, each converted to the type of
-   the value at its place in `like` (what the body yields elsewhere) where
-   an untyped start may still take that type. */
-const FlyVal *fly_loop_exit_yield(FlyInterp *I, const FlyVal *like, const FlyNode *at);
+/* The carried values of the running loop as they are (one value, or a
+   tuple of them): what it goes on with after a break, continue or return
+   that gives none. */
+const FlyVal *fly_loop_current(FlyInterp *I);
+/* Two of what a loop's body gives the next iteration (one value or a
+   tuple, as `loop` carries), meeting after a runtime choice, each pair where
+   it is carried. */
+const FlyVal *fly_merge_next(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyLoop *loop);
 
 /* for and while (fly_interp_loop.c). */
 bool fly_exec_for(FlyInterp *I, FlyScope *s, const FlyNode *st);

@@ -153,9 +153,10 @@ const FlyVal *fly_call_fn(FlyInterp *I, const FlyNode *fn, const FlyArgs *args) 
   int saved_flow = I->runtime_flow;
   FlyLoop *saved_loop = I->loop;
   int saved_const = I->in_const;
-  const FlyVal *saved_exits[FLY_EXIT_COUNT];
+  const FlyVal *saved_exits[FLY_EXIT_COUNT], *saved_next = I->exit_next;
   memcpy(saved_exits, I->exits, sizeof saved_exits);
   memset(I->exits, 0, sizeof I->exits);
+  I->exit_next = NULL;
   I->runtime_flow = 0;
   I->loop = NULL;
   I->in_const = 0;
@@ -181,6 +182,7 @@ const FlyVal *fly_call_fn(FlyInterp *I, const FlyNode *fn, const FlyArgs *args) 
   I->loop = saved_loop;
   I->in_const = saved_const;
   memcpy(I->exits, saved_exits, sizeof saved_exits);
+  I->exit_next = saved_next;
   I->depth--;
   I->frame = frame.parent;
   return v;

@@ -78,22 +78,46 @@ static bool takes_yielded_type(const FlyVal *init, const FlyVal *have, const Fly
          fly_const_fits(init, got->type);
 }
 
-const FlyVal *fly_loop_exit_yield(FlyInterp *I, const FlyVal *like, const FlyNode *at) {
+const FlyVal *fly_loop_current(FlyInterp *I) {
   const FlyLoop *L = I->loop;
-  const FlyVal **v = copy_values(I, L->n, L->value);
+  return pack_carried(I, L->n, L->value);
+}
+
+/* Each of the two must fit the value carried (messages name that first).
+   Where one is of a new type that the loop will take (it then runs again,
+   with that type), the meeting is not checked: it is dropped with this run. */
+static const FlyVal *next_meets(FlyInterp *I, const FlyLoop *loop, int i, const FlyVal *a,
+                                const FlyVal *b) {
+  const FlyNode *at = loop->node[i];
+  const FlyVal *have = loop->value[i];
+  if (loop->init && takes_yielded_type(loop->init[i], have, a))
+    return fly_val_runtime(&I->A, a->type, a->origin);
+  if (loop->init && takes_yielded_type(loop->init[i], have, b))
+    return fly_val_runtime(&I->A, b->type, b->origin);
+  FlyMeeting m = {at, {at, "a value carried by a loop"}, at};
+  if ((have != a && !fly_merge(I, have, a, &m)) || (have != b && !fly_merge(I, have, b, &m)))
+    return NULL;
+  return fly_merge(I, a, b, &m);
+}
+
+const FlyVal *fly_merge_next(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyLoop *loop) {
+  const FlyVal **v = fly_alloc(&I->A, sizeof *v * (size_t)(loop->n ? loop->n : 1));
   if (!v)
     return NULL;
-  for (int i = 0; i < L->n && like && L->init; i++) {
-    const FlyVal *l = L->n == 1                                      ? like
-                      : like->kind == FLY_V_TUPLE && like->n == L->n ? like->elems[i]
-                                                                     : NULL;
-    /* The then-branch yields a new type that the loop will carry when it
-       runs again; the value here need only fit it meanwhile. */
-    if (l && takes_yielded_type(L->init[i], v[i], l) &&
-        !(v[i] = fly_convert(I, v[i], l->type, at, true)))
+  for (int i = 0; i < loop->n; i++)
+    if (!(v[i] = next_meets(I, loop, i, loop->n == 1 ? a : a->elems[i],
+                            loop->n == 1 ? b : b->elems[i])))
       return NULL;
-  }
-  return pack_carried(I, L->n, v);
+  return pack_carried(I, loop->n, v);
+}
+
+/* A loop that may have returned under a runtime condition: the statements
+   after it run where it did not. */
+static void pending_return(FlyInterp *I, const FlyVal *returned) {
+  FlyOutcome o = {0};
+  o.exit[FLY_EXIT_RETURN] = returned;
+  o.yielded = I->loop && I->loop->n > 0 ? fly_loop_current(I) : NULL;
+  fly_put_exits(I, &o);
 }
 
 /* ---- one iteration ----------------------------------------------------------------- */
@@ -121,10 +145,9 @@ static bool run_body(FlyInterp *I, FlyScope *s, const FlyNode *loop, const FlyVa
   I->yielded = NULL;
   const FlyVal *v = body ? fly_run_stmts(I, inner, body->kid[0], body, true) : fly_val_none();
   bool unwound = fly_unwinding(I) != FLY_EXIT_NONE;
-  const FlyVal *y = I->yielded;
-  if (unwound && !y && c->n > 0)
-    y = fly_loop_exit_yield(I, NULL, loop);
   fly_take_outcome(I, v, o);
+  /* The values of its yield, or of the break or continue that ended it. */
+  const FlyVal *y = I->yielded ? I->yielded : unwound ? o->yielded : NULL;
   I->loop = saved_loop;
   I->yielded = saved_yield;
   if (!v && !unwound)
@@ -224,7 +247,7 @@ static bool guard_remaining(FlyInterp *I, StaticLoop *L, int64_t k, const FlyOut
   Remaining r = {L, k, copy_values(I, c->n, c->value), o->exit[FLY_EXIT_RETURN]};
   if (!go || !r.before)
     return false;
-  FlyLoop carried = {c->n, c->node, NULL, NULL};
+  FlyLoop carried = {c->n, c->node, r.before, NULL};
   FlyChoice ch = {.cond = go,
                   .not_cond = stop,
                   .at = L->st,
@@ -238,8 +261,7 @@ static bool guard_remaining(FlyInterp *I, StaticLoop *L, int64_t k, const FlyOut
     return false;
   if (c->n)
     unpack_carried(c->n, out.yielded, c->value);
-  out.exit[FLY_EXIT_BREAK] = out.exit[FLY_EXIT_CONTINUE] = NULL;
-  fly_put_exits(I, &out);
+  pending_return(I, out.exit[FLY_EXIT_RETURN]);
   return true;
 }
 
@@ -274,7 +296,7 @@ static bool static_iterations(FlyInterp *I, StaticLoop *L, int64_t k) {
         (fly_flag_taken(o.exit[FLY_EXIT_BREAK]) || fly_flag_taken(o.exit[FLY_EXIT_RETURN])))
       return guard_remaining(I, L, k + 1, &o);
     if (fly_flag_taken(o.exit[FLY_EXIT_RETURN]))
-      I->exits[FLY_EXIT_RETURN] = o.exit[FLY_EXIT_RETURN];
+      pending_return(I, o.exit[FLY_EXIT_RETURN]);
   }
 }
 
@@ -576,7 +598,7 @@ static bool runtime_loop(FlyInterp *I, RuntimeLoop *R) {
   }
   /* Where the loop returned, the rest of the kernel does not run. */
   if (R->returns)
-    I->exits[FLY_EXIT_RETURN] = R->returned;
+    pending_return(I, R->returned);
   return true;
 }
 

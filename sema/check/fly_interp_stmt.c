@@ -122,6 +122,9 @@ static const FlyType *merged_type(FlyInterp *I, const FlyVal *a, const FlyVal *b
 }
 
 const FlyVal *fly_merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyMeeting *m) {
+  /* One value on both sides (made before the choice) is that value. */
+  if (a == b)
+    return a;
   if (a->kind == FLY_V_NONE || b->kind == FLY_V_NONE)
     return fly_val_none();
   if (a->kind != FLY_V_RUNTIME && b->kind != FLY_V_RUNTIME && a->kind != FLY_V_TENSOR &&
@@ -200,6 +203,13 @@ void fly_take_outcome(FlyInterp *I, const FlyVal *v, FlyOutcome *o) {
   FlyExit unwound = fly_unwinding(I);
   o->value = unwound ? fly_val_none() : v;
   o->yielded = NULL;
+  /* Where the loop goes on from: the values the break or continue gave, or
+     the carried values as they are; for exits taken further in, the values
+     they left with them. */
+  if (I->loop && I->loop->n > 0)
+    o->yielded = unwound == FLY_EXIT_NONE                     ? I->exit_next
+                 : unwound != FLY_EXIT_RETURN && I->jump_next ? I->jump_next
+                                                              : fly_loop_current(I);
   for (int k = 1; k < FLY_EXIT_COUNT; k++) {
     o->exit[k] = k == (int)unwound ? fly_val_bool(true) : I->exits[k];
     I->exits[k] = NULL;
@@ -209,17 +219,21 @@ void fly_take_outcome(FlyInterp *I, const FlyVal *v, FlyOutcome *o) {
      put back, value and all, when the loop stops. */
   I->jumping = FLY_EXIT_NONE;
   I->returning = false;
+  I->jump_next = I->exit_next = NULL;
 }
 
 void fly_put_exits(FlyInterp *I, const FlyOutcome *o) {
   for (int k = 1; k < FLY_EXIT_COUNT; k++) {
     const FlyVal *f = o->exit[k];
-    if (fly_flag_surely(f) && k == FLY_EXIT_RETURN)
+    if (fly_flag_surely(f) && k == FLY_EXIT_RETURN) {
       I->returning = true;
-    else if (fly_flag_surely(f))
+    } else if (fly_flag_surely(f)) {
       I->jumping = (FlyExit)k;
-    else if (fly_flag_taken(f))
+      I->jump_next = o->yielded;
+    } else if (fly_flag_taken(f)) {
       I->exits[k] = f;
+      I->exit_next = o->yielded;
+    }
   }
 }
 
@@ -261,27 +275,6 @@ static void unpack_outcome(const FlyVal *v, FlyOutcome *o) {
   o->yielded = v->elems[FLY_EXIT_COUNT]->kind == FLY_V_NONE ? NULL : v->elems[FLY_EXIT_COUNT];
 }
 
-/* The yields of two branches, as the carried values of `loop` (one value,
-   or a tuple of them), each pair meeting where it is carried. */
-static const FlyVal *merge_yields(FlyInterp *I, const FlyVal *a, const FlyVal *b,
-                                  const FlyLoop *loop) {
-  if (a->kind == FLY_V_NONE || b->kind == FLY_V_NONE || !loop)
-    return fly_val_none();
-  if (loop->n == 1) {
-    FlyMeeting m = {loop->node[0], {loop->node[0], "a value carried by a loop"}, loop->node[0]};
-    return fly_merge(I, a, b, &m);
-  }
-  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)loop->n);
-  if (!e)
-    return NULL;
-  for (int i = 0; i < loop->n; i++) {
-    FlyMeeting m = {loop->node[i], {loop->node[i], "a value carried by a loop"}, loop->node[i]};
-    if (!(e[i] = fly_merge(I, a->elems[i], b->elems[i], &m)))
-      return NULL;
-  }
-  return fly_val_tuple(&I->A, loop->n, e);
-}
-
 static const FlyVal *merge_outcomes(FlyInterp *I, const FlyVal *a, const FlyVal *b,
                                     const FlyChoice *ch) {
   const FlyVal **e = fly_alloc(&I->A, sizeof *e * (FLY_EXIT_COUNT + 1));
@@ -292,7 +285,10 @@ static const FlyVal *merge_outcomes(FlyInterp *I, const FlyVal *a, const FlyVal 
   for (int k = 1; k < FLY_EXIT_COUNT; k++)
     if (!(e[k] = fly_merge(I, a->elems[k], b->elems[k], &flags)))
       return NULL;
-  e[FLY_EXIT_COUNT] = merge_yields(I, a->elems[FLY_EXIT_COUNT], b->elems[FLY_EXIT_COUNT], ch->loop);
+  const FlyVal *ya = a->elems[FLY_EXIT_COUNT], *yb = b->elems[FLY_EXIT_COUNT];
+  e[FLY_EXIT_COUNT] = ya->kind == FLY_V_NONE || yb->kind == FLY_V_NONE || !ch->loop
+                          ? fly_val_none()
+                          : fly_merge_next(I, ya, yb, ch->loop);
   if (!e[FLY_EXIT_COUNT])
     return NULL;
   return fly_val_tuple(&I->A, FLY_EXIT_COUNT + 1, e);
@@ -323,6 +319,11 @@ bool fly_choose(FlyInterp *I, const FlyChoice *ch, FlyOutcome *out) {
     ok = false;
   ok = ok && ch->else_branch(I, ch->arg, &b);
   I->runtime_flow--;
+  /* Where one branch says what the running loop goes on with and the other
+     took no exit, the other goes on with the carried values as they are. */
+  if (ok && ch->loop && ch->loop == I->loop && (!a.yielded) != (!b.yielded))
+    ok = (a.yielded || (a.yielded = fly_loop_current(I))) &&
+         (b.yielded || (b.yielded = fly_loop_current(I)));
   FlagSource source[FLY_EXIT_COUNT] = {FLAG_OWN};
   for (int k = 1; ok && k < FLY_EXIT_COUNT; k++)
     if ((source[k] = flag_source(&a, &b, k)) != FLAG_OWN)
@@ -417,6 +418,7 @@ static const FlyVal *eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e, bool v
   FlyChoice ch = {.cond = c,
                   .at = e,
                   .meeting = {e, {e->kid[0], "the condition of a runtime if"}, NULL},
+                  .loop = I->loop,
                   .then_branch = then_branch,
                   .else_branch = else_branch,
                   .arg = &run};
@@ -483,11 +485,11 @@ typedef struct Rest {
   const FlyNode *first, *block;
   bool loop_body;
   FlyOutcome pending; /* the exits taken before them */
-  const FlyVal *yielded;
+  bool ends_body;     /* the rest ended the loop body: yielded, or exited */
 } Rest;
 
-/* Where the rest runs. At the top of a loop body that carries values it
-   yields them, or, when it ends early, the carried values as they are. */
+/* Where the rest runs. At the top of a loop body it ends with the body's
+   yield, or with an exit. */
 static bool rest_runs(FlyInterp *I, void *arg, FlyOutcome *o) {
   Rest *r = arg;
   const FlyVal *saved = I->yielded;
@@ -499,15 +501,16 @@ static bool rest_runs(FlyInterp *I, void *arg, FlyOutcome *o) {
   fly_take_outcome(I, v, o);
   if (!v && !unwound)
     return false;
-  if (r->loop_body && I->loop && I->loop->n > 0 && !y && unwound)
-    y = fly_loop_exit_yield(I, NULL, r->block);
-  o->yielded = r->yielded = y;
+  r->ends_body = r->loop_body && (y || unwound);
+  if (y)
+    o->yielded = y;
   return true;
 }
 
 /* Where it does not: the exits taken before it stand, surely the one if
    there was one kind. */
 static bool rest_skipped(FlyInterp *I, void *arg, FlyOutcome *o) {
+  (void)I;
   Rest *r = arg;
   *o = r->pending;
   int kinds = 0, last = 0;
@@ -517,14 +520,13 @@ static bool rest_skipped(FlyInterp *I, void *arg, FlyOutcome *o) {
   if (kinds == 1)
     o->exit[last] = fly_val_bool(true);
   o->value = fly_val_none();
-  o->yielded = r->yielded ? fly_loop_exit_yield(I, r->yielded, r->block) : NULL;
-  return o->yielded || !r->yielded;
+  return true;
 }
 
 static const FlyVal *guard_rest(FlyInterp *I, FlyScope *s, const FlyNode *first,
                                 const FlyNode *block, bool loop_body) {
   const FlyNode *at = first ? first : block->kid[1];
-  Rest r = {s, first, block, loop_body, {0}, NULL};
+  Rest r = {s, first, block, loop_body, {0}, false};
   fly_take_outcome(I, fly_val_none(), &r.pending);
   const FlyVal *exited = fly_exit_flag(I, &r.pending, ~0u, at);
   const FlyVal *go = exited ? fly_unary(I, FLY_OP_NOT, exited, at) : NULL;
@@ -541,7 +543,8 @@ static const FlyVal *guard_rest(FlyInterp *I, FlyScope *s, const FlyNode *first,
   FlyOutcome out;
   if (!fly_choose(I, &ch, &out))
     return NULL;
-  if (out.yielded)
+  /* The values the rest yields, or where it or what came before exited. */
+  if (r.ends_body)
     I->yielded = out.yielded;
   fly_put_exits(I, &out);
   return out.value;
@@ -729,27 +732,30 @@ static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
 }
 
 /* The value of a loop body's final yield: one value per carried name. */
-static bool yield(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+/* What a yield, break or continue gives the next iteration of the running
+   loop: one value per carried name. NULL after an error. */
+static const FlyVal *next_values(FlyInterp *I, FlyScope *s, const FlyNode *st, const char *word) {
   const FlyLoop *loop = I->loop;
   if (loop->n == 0) {
-    fly_err(I, st, "this loop carries no values, so there is nothing to yield");
-    return false;
+    if (st->kind == FLY_YIELD)
+      return fly_err(I, st, "this loop carries no values, so there is nothing to yield");
+    return fly_err(I, st->kid[0], "this loop carries no values, so '%s' gives none", word);
   }
   const FlyVal *v = fly_eval(I, s, st->kid[0]);
-  if (!v)
-    return false;
-  if (loop->n > 1 && (v->kind != FLY_V_TUPLE || v->n != loop->n)) {
-    fly_err(I, st, "the loop carries %d values, so 'yield' must give a tuple of %d, not %s",
-            loop->n, loop->n, fly_val_describe(&I->A, v));
-    return false;
-  }
-  I->yielded = v;
-  return true;
+  if (v && loop->n > 1 && (v->kind != FLY_V_TUPLE || v->n != loop->n))
+    return fly_err(I, st, "the loop carries %d values, so '%s' must give a tuple of %d, not %s",
+                   loop->n, word, loop->n, fly_val_describe(&I->A, v));
+  return v;
+}
+
+static bool yield(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  return (I->yielded = next_values(I, s, st, "yield")) != NULL;
 }
 
 /* break and continue end the body of the innermost loop of the function
-   they are in; they do not leave a const block or a function. */
-static bool exec_jump(FlyInterp *I, const FlyNode *st, FlyExit kind) {
+   they are in (they do not leave a const block or a function), with the
+   carried values they give or, without any, as they are. */
+static bool exec_jump(FlyInterp *I, FlyScope *s, const FlyNode *st, FlyExit kind) {
   const char *word = kind == FLY_EXIT_BREAK ? "break" : "continue";
   if (!I->loop) {
     if (I->in_const)
@@ -758,7 +764,11 @@ static bool exec_jump(FlyInterp *I, const FlyNode *st, FlyExit kind) {
       fly_err(I, st, "'%s' is allowed only in the body of a loop", word);
     return false;
   }
+  const FlyVal *next = st->kid[0] ? next_values(I, s, st, word) : NULL;
+  if (st->kid[0] && !next)
+    return false;
   I->jumping = kind;
+  I->jump_next = next;
   I->exit_at = st;
   return false;
 }
@@ -780,9 +790,9 @@ static bool exec(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   case FLY_RETURN:
     return exec_return(I, s, st);
   case FLY_BREAK:
-    return exec_jump(I, st, FLY_EXIT_BREAK);
+    return exec_jump(I, s, st, FLY_EXIT_BREAK);
   case FLY_CONTINUE:
-    return exec_jump(I, st, FLY_EXIT_CONTINUE);
+    return exec_jump(I, s, st, FLY_EXIT_CONTINUE);
   case FLY_YIELD:
     fly_err(I, st, "'yield' is allowed only as the last statement of a loop body");
     return false;
