@@ -122,8 +122,9 @@ static const FlyType *merged_type(FlyInterp *I, const FlyVal *a, const FlyVal *b
 }
 
 const FlyVal *fly_merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyMeeting *m) {
-  /* One value on both sides (made before the choice) is that value. */
-  if (a == b)
+  /* One runtime number on both sides (made before the choice) is that
+     number. */
+  if (a == b && a->kind == FLY_V_RUNTIME)
     return a;
   if (a->kind == FLY_V_NONE || b->kind == FLY_V_NONE)
     return fly_val_none();
@@ -486,7 +487,13 @@ typedef struct Rest {
   bool loop_body;
   FlyOutcome pending; /* the exits taken before them */
   bool ends_body;     /* the rest ended the loop body: yielded, or exited */
+  bool ends_kernel;   /* it ends the kernel: nothing after it reads the exits */
 } Rest;
+
+static void forget_exits(FlyOutcome *o) {
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    o->exit[k] = NULL;
+}
 
 /* Where the rest runs. At the top of a loop body it ends with the body's
    yield, or with an exit. */
@@ -504,6 +511,8 @@ static bool rest_runs(FlyInterp *I, void *arg, FlyOutcome *o) {
   r->ends_body = r->loop_body && (y || unwound);
   if (y)
     o->yielded = y;
+  if (r->ends_kernel)
+    forget_exits(o);
   return true;
 }
 
@@ -520,13 +529,15 @@ static bool rest_skipped(FlyInterp *I, void *arg, FlyOutcome *o) {
   if (kinds == 1)
     o->exit[last] = fly_val_bool(true);
   o->value = fly_val_none();
+  if (r->ends_kernel)
+    forget_exits(o);
   return true;
 }
 
 static const FlyVal *guard_rest(FlyInterp *I, FlyScope *s, const FlyNode *first,
                                 const FlyNode *block, bool loop_body) {
   const FlyNode *at = first ? first : block->kid[1];
-  Rest r = {s, first, block, loop_body, {0}, false};
+  Rest r = {s, first, block, loop_body, {0}, false, I->kernel && block == I->kernel->kid[2]};
   fly_take_outcome(I, fly_val_none(), &r.pending);
   const FlyVal *exited = fly_exit_flag(I, &r.pending, ~0u, at);
   const FlyVal *go = exited ? fly_unary(I, FLY_OP_NOT, exited, at) : NULL;
