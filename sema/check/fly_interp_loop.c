@@ -3,18 +3,17 @@
  *
  * A loop over range_const is unrolled, and a while loop runs at compile
  * time where a value must be static (a const block, a const, static_assert,
- * the top level): the body runs once per iteration, with
- * static values where they are. A loop over range, and a while loop
- * elsewhere, runs at run time: its body is checked (and traced) once, with
- * the carried values as runtime values of their types. Such a for loop is
- * an scf.for, unless its body can break or return; then it is, as a while
- * loop is, an scf.while, which also carries the flags of those exits and
- * stops where one is set.
+ * the top level): the body runs once per iteration, with static values
+ * where they are. A loop over range, and a while loop elsewhere, runs at
+ * run time: its body is checked (and traced) once, with the carried values
+ * as runtime values of their types. Such a for loop is an scf.for, unless
+ * its body can break or return; then it is, as a while loop is, an
+ * scf.while, which also carries the flags of those exits and stops where
+ * one is set.
  *
  * A break, continue or return taken in the body under a runtime condition
  * leaves its flags in the body's outcome (fly_interp_stmt.c); a loop at
  * compile time runs its remaining iterations under a guard on them. */
-#include <inttypes.h>
 #include <string.h>
 
 #include "fly_interp.h"
@@ -123,9 +122,10 @@ static void pending_return(FlyInterp *I, const FlyVal *returned) {
 /* ---- one iteration ----------------------------------------------------------------- */
 
 /* Runs the body once, with the variable of a for loop and the carried
-   values bound: next gets what it yields (one value per carried name; the
-   carried values themselves where it ended early), o the exits it took.
-   init: as FlyLoop's. */
+   values bound: next gets what the next iteration starts with (one value
+   per carried name: the yield's, the values a break or continue gave, or
+   the carried values as they are where it ended early without any), o the
+   exits it took. init: as FlyLoop's. */
 static bool run_body(FlyInterp *I, FlyScope *s, const FlyNode *loop, const FlyVal *var,
                      const Carries *c, const FlyVal *const *init, const FlyVal **next,
                      FlyOutcome *o) {
@@ -408,13 +408,10 @@ static bool refresh(FlyInterp *I, RuntimeLoop *R, const FlyVal **all) {
 }
 
 /* Whether the loop goes on: the condition of a while loop, or i < hi, and
-   not stopped. A while loop's condition is not evaluated once it stopped. */
-typedef struct CondRun {
-  RuntimeLoop *R;
-} CondRun;
-
+   not stopped. A while loop's condition is not evaluated once it stopped
+   (it may read memory that the break was to keep it from). */
 static bool condition_evaluated(FlyInterp *I, void *arg, FlyOutcome *o) {
-  RuntimeLoop *R = ((CondRun *)arg)->R;
+  RuntimeLoop *R = arg;
   const FlyVal *c = while_condition(I, R->s, R->st, R->c);
   fly_take_outcome(I, c, o);
   if (!c)
@@ -443,21 +440,17 @@ static const FlyVal *goes_on(FlyInterp *I, RuntimeLoop *R) {
     return in_range && not_stopped ? fly_binary(I, FLY_OP_AND, not_stopped, in_range, at)
                                    : in_range;
   }
-  if (!R->stops) {
-    CondRun run = {R};
-    FlyOutcome o;
-    return condition_evaluated(I, &run, &o) ? o.value : NULL;
-  }
-  CondRun run = {R};
+  FlyOutcome o;
+  if (!R->stops)
+    return condition_evaluated(I, R, &o) ? o.value : NULL;
   FlyChoice ch = {.cond = not_stopped,
                   .not_cond = R->stop,
                   .at = R->st,
                   .meeting = {at, {at, "the condition of a while loop"}, NULL},
                   .then_branch = condition_evaluated,
                   .else_branch = condition_skipped,
-                  .arg = &run};
-  FlyOutcome out;
-  return fly_choose(I, &ch, &out) ? out.value : NULL;
+                  .arg = R};
+  return fly_choose(I, &ch, &o) ? o.value : NULL;
 }
 
 /* The values of `all` before the loop: the variable starts at lo, the

@@ -9,7 +9,6 @@
  * taken in it, and the statements after that if run under a guard, an
  * scf.if on "no exit was taken", which gives the flags on. The loop around
  * them ends its iteration, or stops, by the flags. */
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
