@@ -54,6 +54,10 @@ typedef enum FlyNodeKind {
   FLY_CARRY,         /* str: name; kid[0]: initial value */
   FLY_YIELD,         /* kid[0]: value */
   FLY_RETURN,        /* kid[0]: value or NULL */
+  FLY_WHILE,         /* kid[1]: condition, kid[2]: carries, kid[3]: body (kid[0] unused, as
+                        FLY_FOR's variable, so that loops share their child slots) */
+  FLY_BREAK,         /* kid[0]: the carried values it ends the loop with, or NULL */
+  FLY_CONTINUE,      /* kid[0]: the carried values of the next iteration, or NULL */
   FLY_PAT_NAME,      /* str */
   FLY_PAT_WILDCARD,  /* `_` */
   FLY_PAT_TUPLE,     /* kid[0]: patterns */

@@ -13,7 +13,7 @@ static const char *const roles[FLY_NODE_KIND_COUNT][4] = {
     [FLY_LET] = {"pattern", "type", "value"},  [FLY_CONST] = {NULL, "type", "value"},
     [FLY_STATIC_ASSERT] = {"cond", "message"}, [FLY_FOR] = {"var", "range", "carry", "body"},
     [FLY_PARAM] = {"type", "default"},         [FLY_FN] = {"params", "result", "body"},
-    [FLY_KERNEL] = {"params", NULL, "body"},
+    [FLY_KERNEL] = {"params", NULL, "body"},   [FLY_WHILE] = {NULL, "cond", "carry", "body"},
 };
 
 static void indent(FILE *out, int depth) {

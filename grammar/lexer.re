@@ -398,6 +398,9 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
       "if" { return TOK_IF; }
       "else" { return TOK_ELSE; }
       "for" { return TOK_FOR; }
+      "while" { return TOK_WHILE; }
+      "break" { return TOK_BREAK; }
+      "continue" { return TOK_CONTINUE; }
       "in" { return TOK_IN; }
       "carry" { return TOK_CARRY; }
       "yield" { return TOK_YIELD; }

@@ -80,7 +80,8 @@ static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg);
 %token <int> TYPE_CTOR "type constructor"
 
 %token KERNEL "kernel" FN "fn" LAUNCH "launch" CONST "const" LET "let" IF "if" ELSE "else"
-       FOR "for" IN "in" CARRY "carry" YIELD "yield" RETURN "return" IMPORT "import"
+       FOR "for" WHILE "while" BREAK "break" CONTINUE "continue" IN "in" CARRY "carry"
+       YIELD "yield" RETURN "return" IMPORT "import"
        STATIC_ASSERT "static_assert" TRUE "true" FALSE "false" AS "as"
 %token LPAREN "(" RPAREN ")" LBRACK "[" RBRACK "]" LBRACE "{" RBRACE "}"
        COMMA "," SEMI ";" COLON ":" DOT "." ARROW "->" ASSIGN "=" QUESTION "?"
@@ -106,7 +107,7 @@ static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg);
 
 %nterm <FlyNode *> item import fn_decl kernel_decl launch_decl launch_item const_decl
        const_block static_assert param ret_type opt_type opt_default block stmt let_stmt
-       for_stmt carry if_expr else_part value expr postfix primary type targ texpr arg
+       for_stmt while_stmt carry if_expr else_part value expr postfix primary type targ texpr arg
        pattern module_part
 %nterm <FlyList> items module_path params param_list launch_items stmts carries
        carry_list targs targ_list args arg_list tuple_items type_items patterns
@@ -254,11 +255,16 @@ stmt:
 | const_block
 | static_assert
 | for_stmt
+| while_stmt
 | if_expr                        { $$ = NODE(FLY_EXPR_STMT, @$, $1, NULL, NULL, NULL); }
 | expr ";"                       { $$ = NODE(FLY_EXPR_STMT, @$, $1, NULL, NULL, NULL); }
 | "yield" value ";"              { $$ = NODE(FLY_YIELD, @$, $2, NULL, NULL, NULL); }
 | "return" ";"                   { $$ = NODE(FLY_RETURN, @$, NULL, NULL, NULL, NULL); }
 | "return" value ";"             { $$ = NODE(FLY_RETURN, @$, $2, NULL, NULL, NULL); }
+| "break" ";"                    { $$ = NODE(FLY_BREAK, @$, NULL, NULL, NULL, NULL); }
+| "break" value ";"              { $$ = NODE(FLY_BREAK, @$, $2, NULL, NULL, NULL); }
+| "continue" ";"                 { $$ = NODE(FLY_CONTINUE, @$, NULL, NULL, NULL, NULL); }
+| "continue" value ";"           { $$ = NODE(FLY_CONTINUE, @$, $2, NULL, NULL, NULL); }
 | ";"                            { $$ = NULL; }
 | error ";"                      { $$ = NULL; }
 ;
@@ -287,6 +293,11 @@ patterns:
 for_stmt:
   "for" pattern "in" expr carries block
                                  { $$ = NODE(FLY_FOR, @$, $2, $4, $5.head, $6); }
+;
+
+/* while i < n carry (i = 0, acc = a0) { ...; yield (i + 1, acc2); } */
+while_stmt:
+  "while" expr carries block     { $$ = NODE(FLY_WHILE, @$, NULL, $2, $3.head, $4); }
 ;
 
 carries:
@@ -492,8 +503,8 @@ static const TokenGroup groups[] = {
      {YYSYMBOL_KERNEL, YYSYMBOL_FN, YYSYMBOL_LAUNCH, YYSYMBOL_IMPORT, YYSYMBOL_CONST,
       YYSYMBOL_STATIC_ASSERT}},
     {"a statement", 3,
-     {YYSYMBOL_LET, YYSYMBOL_FOR, YYSYMBOL_YIELD, YYSYMBOL_RETURN, YYSYMBOL_CONST,
-      YYSYMBOL_STATIC_ASSERT, YYSYMBOL_SEMI}},
+     {YYSYMBOL_LET, YYSYMBOL_FOR, YYSYMBOL_WHILE, YYSYMBOL_BREAK, YYSYMBOL_CONTINUE,
+      YYSYMBOL_YIELD, YYSYMBOL_RETURN, YYSYMBOL_CONST, YYSYMBOL_STATIC_ASSERT, YYSYMBOL_SEMI}},
     {"an expression", 5,
      {YYSYMBOL_IDENT, YYSYMBOL_INT, YYSYMBOL_FLOAT, YYSYMBOL_STRING, YYSYMBOL_TRUE,
       YYSYMBOL_FALSE, YYSYMBOL_LPAREN, YYSYMBOL_MINUS, YYSYMBOL_BANG, YYSYMBOL_TILDE,
@@ -590,6 +601,9 @@ static bool suggests_unclosed(yysymbol_kind_t kind) {
   case YYSYMBOL_LET:
   case YYSYMBOL_CONST:
   case YYSYMBOL_FOR:
+  case YYSYMBOL_WHILE:
+  case YYSYMBOL_BREAK:
+  case YYSYMBOL_CONTINUE:
   case YYSYMBOL_IF:
   case YYSYMBOL_YIELD:
   case YYSYMBOL_RETURN:

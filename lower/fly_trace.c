@@ -163,7 +163,9 @@ static bool kernel_end(void *ctx, const FlyNode *k, bool ok) {
 
 /* The runtime leaves of `res` (the result of an if or a loop), each with
    the leaf at the same place in `src` (what a branch or body gave, maybe a
-   static number). */
+   static number). A leaf that is the very value `src` has there (both
+   branches gave one value, made before the if) needs no result: it keeps
+   its handle. */
 static int pair_leaves(const FlyVal *res, const FlyVal *src, const FlyVal **r, const FlyVal **s,
                        int cap) {
   if (res->kind == FLY_V_TUPLE) {
@@ -174,7 +176,7 @@ static int pair_leaves(const FlyVal *res, const FlyVal *src, const FlyVal **r, c
     }
     return n;
   }
-  if (res->kind != FLY_V_RUNTIME || cap <= 0)
+  if (res->kind != FLY_V_RUNTIME || res == src || cap <= 0)
     return 0;
   r[0] = res;
   s[0] = src;
@@ -207,7 +209,6 @@ typedef struct IfRegion {
   MlirValue cond;
   MlirRegion region[2];
   MlirBlock block[2];
-  const FlyVal *then_value;
   MlirLocation loc;
 } IfRegion;
 
@@ -231,30 +232,34 @@ static void *if_begin(void *ctx, const FlyVal *cond, const FlyNode *at) {
   return r;
 }
 
-static bool if_else(void *ctx, void *region, const FlyVal *then_value) {
+static bool if_else(void *ctx, void *region) {
   FlyTrace *t = ctx;
   IfRegion *r = region;
-  r->then_value = then_value;
   t->ip.block = r->block[1];
   t->ip.before.ptr = NULL;
   return true;
 }
 
-static bool if_end(void *ctx, void *region, const FlyVal *else_value, const FlyVal *result) {
+static bool if_end(void *ctx, void *region, const FlyVal *then_value, const FlyVal *else_value,
+                   const FlyVal *result) {
   FlyTrace *t = ctx;
   IfRegion *r = region;
   t->ip = r->outer;
-  if (!result) { /* the branches did not check: nothing to build */
+  const FlyVal *res[MAX_CARRIED], *unused[MAX_CARRIED];
+  int n = result ? pair_leaves(result, then_value, res, unused, MAX_CARRIED) : 0;
+  /* Nothing to build when the branches did not check, or when they do
+     nothing and give nothing (as around a lone `return;`). */
+  bool empty = n == 0 && mlirOperationIsNull(mlirBlockGetFirstOperation(r->block[0])) &&
+               mlirOperationIsNull(mlirBlockGetFirstOperation(r->block[1]));
+  if (!result || empty) {
     for (int i = 0; i < 2; i++)
       mlirRegionDestroy(r->region[i]);
     return true;
   }
   t->loc = r->loc;
-  if (!yield_leaves(t, r->block[0], result, r->then_value) ||
+  if (!yield_leaves(t, r->block[0], result, then_value) ||
       !yield_leaves(t, r->block[1], result, else_value))
     return false;
-  const FlyVal *res[MAX_CARRIED], *unused[MAX_CARRIED];
-  int n = pair_leaves(result, NULL, res, unused, MAX_CARRIED);
   MlirType types[MAX_CARRIED];
   for (int i = 0; i < n; i++)
     types[i] = fly_trace_type(t, res[i]->type);
@@ -342,6 +347,108 @@ static void for_abandon(void *ctx, void *region) {
   mlirRegionDestroy(r->region);
 }
 
+typedef struct WhileRegion {
+  FlyInsert outer;
+  MlirRegion region[2]; /* the condition's, the body's */
+  MlirBlock block[2];
+  int n; /* leaves carried */
+  MlirValue init[MAX_CARRIED];
+  MlirType types[MAX_CARRIED];
+  MlirLocation loc;
+} WhileRegion;
+
+/* The runtime leaves of the carried values, in order. */
+static int carried_leaves(int n, FlyVal *const *carried, const FlyVal *const *init,
+                          const FlyVal **leaves, const FlyVal **init_leaves) {
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    m += pair_leaves(carried[i], init ? init[i] : NULL, leaves + m, init_leaves + m,
+                     MAX_CARRIED - m);
+  return m;
+}
+
+/* A block of the loop whose arguments are the handles of the carried
+   leaves; the insertion point moves into it. */
+static void enter_block(FlyTrace *t, WhileRegion *r, int which, int n, FlyVal *const *carried) {
+  const FlyVal *cl[MAX_CARRIED], *unused[MAX_CARRIED];
+  MlirLocation locs[MAX_CARRIED];
+  int m = carried_leaves(n, carried, NULL, cl, unused);
+  for (int i = 0; i < m; i++)
+    locs[i] = r->loc;
+  r->region[which] = mlirRegionCreate();
+  r->block[which] = mlirBlockCreate(m, r->types, locs);
+  mlirRegionAppendOwnedBlock(r->region[which], r->block[which]);
+  for (int i = 0; i < m; i++)
+    ((FlyVal *)cl[i])->ssa = mlirBlockGetArgument(r->block[which], i).ptr;
+  t->ip.block = r->block[which];
+  t->ip.before.ptr = NULL;
+}
+
+static void *while_begin(void *ctx, int n, const FlyVal *const *init, FlyVal *const *carried,
+                         const FlyNode *at) {
+  FlyTrace *t = ctx;
+  WhileRegion *r = fly_alloc(&t->A, sizeof *r);
+  if (!r)
+    return NULL;
+  memset(r, 0, sizeof *r);
+  r->loc = fly_trace_loc(t, at);
+  r->outer = t->ip;
+  const FlyVal *cl[MAX_CARRIED], *il[MAX_CARRIED];
+  r->n = carried_leaves(n, carried, init, cl, il);
+  for (int i = 0; i < r->n; i++) {
+    r->types[i] = fly_trace_type(t, cl[i]->type);
+    if (mlirValueIsNull(r->init[i] = fly_trace_value(t, il[i], cl[i]->type)))
+      return NULL;
+  }
+  enter_block(t, r, 0, n, carried);
+  return r;
+}
+
+static bool while_body(void *ctx, void *region, const FlyVal *cond, int n, FlyVal *const *carried) {
+  FlyTrace *t = ctx;
+  WhileRegion *r = region;
+  t->loc = r->loc;
+  MlirValue ops[1 + MAX_CARRIED];
+  ops[0] = fly_trace_value(t, cond, fly_type_scalar(FLY_TYPE_I1));
+  if (mlirValueIsNull(ops[0]))
+    return false;
+  /* The condition passes the carried values on unchanged: to the body, or
+     out as the loop's results. */
+  for (int i = 0; i < r->n; i++)
+    ops[1 + i] = mlirBlockGetArgument(r->block[0], i);
+  fly_mlir_op(t->m, t->ip, r->loc, "scf.condition", 0, NULL, 1 + r->n, ops, 0, NULL, 0, NULL);
+  enter_block(t, r, 1, n, carried);
+  return true;
+}
+
+static bool while_end(void *ctx, void *region, int n, const FlyVal *const *yielded,
+                      FlyVal *const *results) {
+  FlyTrace *t = ctx;
+  WhileRegion *r = region;
+  t->ip = r->outer;
+  t->loc = r->loc;
+  const FlyVal *res = fly_val_tuple(&t->A, n, (const FlyVal **)results);
+  const FlyVal *got = fly_val_tuple(&t->A, n, (const FlyVal **)yielded);
+  if (!res || !got || !yield_leaves(t, r->block[1], res, got))
+    return false;
+  MlirOperation op = fly_mlir_op(t->m, t->ip, r->loc, "scf.while", r->n, r->types, r->n, r->init, 0,
+                                 NULL, 2, r->region);
+  const FlyVal *rl[MAX_CARRIED], *unused[MAX_CARRIED];
+  int m = carried_leaves(n, results, NULL, rl, unused);
+  for (int i = 0; i < m; i++)
+    ((FlyVal *)rl[i])->ssa = mlirOperationGetResult(op, i).ptr;
+  return true;
+}
+
+static void while_abandon(void *ctx, void *region) {
+  FlyTrace *t = ctx;
+  WhileRegion *r = region;
+  t->ip = r->outer;
+  for (int i = 0; i < 2; i++)
+    if (!mlirRegionIsNull(r->region[i]))
+      mlirRegionDestroy(r->region[i]);
+}
+
 /* ---- the unit ------------------------------------------------------------------------------ */
 
 bool fly_trace_unit(FlyUnit *u, const FlyCheckOptions *o, FlyMlir *m, MlirModule *out) {
@@ -365,9 +472,23 @@ bool fly_trace_unit(FlyUnit *u, const FlyCheckOptions *o, FlyMlir *m, MlirModule
       mlirOperationSetLocation(gm, file);
     }
     t.kernels = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
-    FlyEmitter em = {&t,         kernel_begin, kernel_end, fly_trace_value_op, fly_trace_effect_op,
-                     if_begin,   if_else,      if_end,     for_begin,          for_end,
-                     for_abandon};
+    FlyEmitter em = {
+        .ctx = &t,
+        .kernel_begin = kernel_begin,
+        .kernel_end = kernel_end,
+        .value = fly_trace_value_op,
+        .effect = fly_trace_effect_op,
+        .if_begin = if_begin,
+        .if_else = if_else,
+        .if_end = if_end,
+        .for_begin = for_begin,
+        .for_end = for_end,
+        .for_abandon = for_abandon,
+        .while_begin = while_begin,
+        .while_body = while_body,
+        .while_end = while_end,
+        .while_abandon = while_abandon,
+    };
     FlyCheckOptions opts = *o;
     opts.emit = &em;
     ok = fly_check_unit(u, &opts) && !t.failed;

@@ -47,8 +47,8 @@
 ;;;; Vocabulary (the kinds of `flyc vocabulary')
 
 (defconst fly-keywords
-  '("kernel" "fn" "launch" "const" "let" "if" "else" "for" "in" "carry"
-    "yield" "return" "import" "static_assert" "as")
+  '("kernel" "fn" "launch" "const" "let" "if" "else" "for" "while" "in"
+    "carry" "yield" "break" "continue" "return" "import" "static_assert" "as")
   "The keywords of Fly.")
 
 (defconst fly-constants '("true" "false")

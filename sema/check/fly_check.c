@@ -49,6 +49,7 @@ static void add_block_names(FlyInterp *I, const FlyNode *st, const FlyNode *bloc
     fly_global_add(I, st->str, st->len, st, block);
     break;
   case FLY_FOR:
+  case FLY_WHILE:
     for (const FlyNode *c = st->kid[2]; c; c = c->next)
       fly_global_add(I, c->str, c->len, c, block);
     break;
@@ -380,6 +381,9 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     }
     I->returning = false;
     I->returned = NULL;
+    I->jumping = FLY_EXIT_NONE;
+    I->jump_next = I->exit_next = NULL;
+    memset(I->exits, 0, sizeof I->exits);
     /* The launch block is always run as the bundle will record it, so that
        what cannot be recorded is an error for `flyc check` too. */
     const FlyNode *launch = find_launch(I, k);

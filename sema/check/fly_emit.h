@@ -52,13 +52,16 @@ struct FlyEmitter {
   /* An operation done for its effect: store, barrier, copy, printf ... */
   bool (*effect)(void *ctx, FlyOpcode op, int n, const FlyVal *const *args, const FlyNode *at);
   /* A runtime if: begin (the then branch follows), otherwise (the else
-     branch follows, then_value is what the then branch gave), end
-     (else_value likewise; result is the merged value, whose runtime leaves
-     receive the if's results). Values are NONE for an if without values. */
+     branch follows), end: then_value and else_value are what the branches
+     gave, result the merged value, whose runtime leaves receive the if's
+     results (result NULL: the branches did not check, drop them). Values
+     are NONE for an if without values. */
   void *(*if_begin)(void *ctx, const FlyVal *cond, const FlyNode *at);
-  bool (*if_else)(void *ctx, void *region, const FlyVal *then_value);
-  bool (*if_end)(void *ctx, void *region, const FlyVal *else_value, const FlyVal *result);
-  /* A runtime loop `for var in range(lo, hi, step) carry (...)`. begin
+  bool (*if_else)(void *ctx, void *region);
+  bool (*if_end)(void *ctx, void *region, const FlyVal *then_value, const FlyVal *else_value,
+                 const FlyVal *result);
+  /* A runtime loop `for var in range(lo, hi, step) carry (...)` whose body
+     cannot stop it early (no break or return). begin
      gives var and each carried[i] (fresh runtime values, typed) their
      handles inside the body, the initial values being init[i]. end takes
      what the body yields and gives the results (fresh values) their
@@ -69,6 +72,22 @@ struct FlyEmitter {
   bool (*for_end)(void *ctx, void *region, int n, const FlyVal *const *yielded,
                   FlyVal *const *results);
   void (*for_abandon)(void *ctx, void *region);
+  /* A runtime loop that tests a condition before each iteration: `while
+     cond carry (...)`, or a for loop whose body can break or return (its
+     variable and the flags of those exits are then carried too). begin
+     gives each carried[i] (fresh runtime values, typed) its handle where
+     the condition is computed, the initial values being init[i]; body
+     takes the condition (a static bool or a runtime i1) and gives each
+     carried[i] (fresh again) its handle inside the body; end takes what
+     the body yields and gives the results (fresh) their handles after the
+     loop: the carried values where the condition was false. abandon drops
+     a loop that will be run again (the carried types changed). */
+  void *(*while_begin)(void *ctx, int n, const FlyVal *const *init, FlyVal *const *carried,
+                       const FlyNode *at);
+  bool (*while_body)(void *ctx, void *region, const FlyVal *cond, int n, FlyVal *const *carried);
+  bool (*while_end)(void *ctx, void *region, int n, const FlyVal *const *yielded,
+                    FlyVal *const *results);
+  void (*while_abandon)(void *ctx, void *region);
 };
 
 #endif

@@ -302,20 +302,25 @@ static void run_global_const_block(FlyInterp *I, const FlyNode *block) {
   set_block_state(I, block, FLY_GLOBAL_EVALUATING);
   FlyBlockRun run = {block, s, NULL, I->block_run};
   FlyFrame *saved_frame = I->frame;
+  FlyLoop *saved_loop = I->loop;
   int saved_flow = I->runtime_flow;
   I->block_run = &run;
   I->frame = NULL;
+  I->loop = NULL;
   I->runtime_flow = 0;
   I->in_const++;
+  I->compile_time++;
   const FlyNode *body = block->kid[0];
   bool ok = true;
   for (const FlyNode *st = body ? body->kid[0] : NULL; st && ok; st = st->next) {
     run.stmt = st;
     ok = fly_exec_stmt(I, s, st);
   }
+  I->compile_time--;
   I->in_const--;
   I->block_run = run.parent;
   I->frame = saved_frame;
+  I->loop = saved_loop;
   I->runtime_flow = saved_flow;
   for (int i = 0; i < I->nglobals_cap; i++) {
     FlyGlobal *g = &I->globals[i];
@@ -386,12 +391,17 @@ const FlyVal *fly_global_value(FlyInterp *I, FlyGlobal *g, const FlyNode *at) {
   g->state = FLY_GLOBAL_EVALUATING;
   /* A top-level const is evaluated outside any call or kernel. */
   FlyFrame *saved_frame = I->frame;
+  FlyLoop *saved_loop = I->loop;
   int saved_flow = I->runtime_flow;
   I->frame = NULL;
+  I->loop = NULL;
   I->runtime_flow = 0;
+  I->compile_time++;
   FlyScope *s = fly_scope_new(I, NULL);
   bool ok = s && fly_exec_stmt(I, s, d);
+  I->compile_time--;
   I->frame = saved_frame;
+  I->loop = saved_loop;
   I->runtime_flow = saved_flow;
   g->value = ok && s->head ? s->head->value : NULL;
   g->state = g->value ? FLY_GLOBAL_DONE : FLY_GLOBAL_FAILED;

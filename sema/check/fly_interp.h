@@ -2,7 +2,9 @@
  *
  *   fly_interp.c         sessions, diagnostics with call chains, limits, names
  *   fly_interp_expr.c    expressions: literals, operators, casts, indexing, members
- *   fly_interp_stmt.c    blocks, let and patterns, const, static_assert, if, for
+ *   fly_interp_stmt.c    blocks, let and patterns, const, static_assert, if, return,
+ *                        break and continue (and the guards they put after them)
+ *   fly_interp_loop.c    for and while loops: unrolled or at compile time, or at run time
  *   fly_interp_call.c    calls of helper functions: arguments, defaults, const
  *   fly_interp_types.c   type annotations and conversions between values and types
  *   fly_builtins*.c      the builtin names
@@ -69,6 +71,28 @@ struct FlyFrame {
   FlyFrame *parent;
 };
 
+/* The ways a statement leaves the statements after it: break and continue
+   end the body of their loop (break ends the loop too), return ends the
+   kernel or function. */
+typedef enum FlyExit {
+  FLY_EXIT_NONE,
+  FLY_EXIT_BREAK,
+  FLY_EXIT_CONTINUE,
+  FLY_EXIT_RETURN,
+  FLY_EXIT_COUNT
+} FlyExit;
+
+/* The loop whose body is running, for break, continue and yield. A call,
+   a const block and a global constant start with none. */
+typedef struct FlyLoop {
+  int n;                      /* carried values */
+  const FlyNode *const *node; /* their FLY_CARRY nodes */
+  const FlyVal *const *value; /* their values in this iteration */
+  /* The first run of a runtime loop's body, where an untyped constant
+     start (init[i]) may still take the type the body yields; NULL else. */
+  const FlyVal *const *init;
+} FlyLoop;
+
 typedef struct FlyInterp {
   FlyUnit *unit;
   FlyDiag *diag;
@@ -83,17 +107,27 @@ typedef struct FlyInterp {
   int eval_depth;       /* nested evaluations, to keep the C stack bounded */
   uintptr_t stack_base; /* the C stack where evaluation began */
   FlyFrame *frame;
-  FlyBlockRun *block_run; /* the innermost top-level const block running */
-  int runtime_flow;       /* > 0 inside a runtime if or loop */
-  bool aborted;           /* a limit was hit: unwind without more messages */
-  bool returning;         /* a `return` is unwinding the current call */
-  const FlyVal *returned; /* its value */
-  const FlyNode *kernel;  /* the kernel being checked, if any */
-  bool in_launch;         /* evaluating a launch block */
-  int in_const;           /* > 0 inside a const block: every let must be static */
-  int loop_body;          /* > 0 while a loop body runs: yield is allowed */
-  const FlyVal *yielded;  /* the value of the body's yield */
-  FlyEmitter *emit;       /* tracing: where runtime work goes (NULL when checking) */
+  FlyBlockRun *block_run;  /* the innermost top-level const block running */
+  int runtime_flow;        /* > 0 inside a runtime if or loop */
+  bool aborted;            /* a limit was hit: unwind without more messages */
+  bool returning;          /* a `return` is unwinding the current call */
+  const FlyVal *returned;  /* its value */
+  const FlyNode *kernel;   /* the kernel being checked, if any */
+  bool in_launch;          /* evaluating a launch block */
+  int in_const;            /* > 0 inside a const block: every let must be static */
+  int compile_time;        /* > 0 while a value must be static (const, static_assert ...):
+                              while loops run at compile time, in calls too */
+  FlyLoop *loop;           /* the loop whose body runs (NULL: none of this function) */
+  const FlyVal *yielded;   /* the value of the body's yield */
+  FlyExit jumping;         /* a break or continue unwinding to the end of its loop body */
+  const FlyVal *jump_next; /* the carried values it gives (NULL: as they are) */
+  /* Exits taken under a runtime condition by the statement that just ran:
+     an i1 runtime flag per kind, NULL where none was. The statements after
+     it run only where none was taken (fly_interp_stmt.c). */
+  const FlyVal *exits[FLY_EXIT_COUNT];
+  const FlyVal *exit_next; /* the carried values where they were taken, in a loop that has some */
+  const FlyNode *exit_at;  /* the last break, continue or return taken, for messages */
+  FlyEmitter *emit;        /* tracing: where runtime work goes (NULL when checking) */
 } FlyInterp;
 
 /* ---- sessions and messages (fly_interp.c) ------------------------------------ */
@@ -168,6 +202,85 @@ bool fly_int_fits(const FlyType *t, int64_t v);
 bool fly_const_fits(const FlyVal *v, const FlyType *t);
 /* if, runtime or static, as a value or a statement. */
 const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e);
+
+/* ---- control flow (fly_interp_stmt.c, used by fly_interp_loop.c) ------------------ */
+
+/* Where two values meet after a runtime choice: the branches of an if, or a
+   loop's carried value and what its body yields. Messages name the two. */
+typedef struct FlyMeeting {
+  const FlyNode *at;
+  FlyOrigin origin;     /* of the runtime value they make */
+  const FlyNode *carry; /* a loop's FLY_CARRY; NULL for an if */
+} FlyMeeting;
+
+/* The value after a runtime choice between a and b: equal static values
+   stay static; numbers become a runtime value of their common type. NULL
+   after an error. */
+const FlyVal *fly_merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyMeeting *m);
+/* A static boolean condition's value; false after an error at `at`. */
+bool fly_static_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at, bool *out);
+/* A runtime condition must be an i1; false after an error at `at`. */
+bool fly_runtime_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at);
+
+/* How a run of statements ended: its value, the exits it took (NULL: none;
+   a static true: taken on every path; a runtime i1: where it is true), and,
+   in a loop that carries values, the values the loop goes on with where it
+   took them (or, for the top level of the body, where it ends). */
+typedef struct FlyOutcome {
+  const FlyVal *value;
+  const FlyVal *exit[FLY_EXIT_COUNT];
+  const FlyVal *yielded;
+} FlyOutcome;
+
+/* Is a break, continue or return unwinding (statically taken)? */
+FlyExit fly_unwinding(const FlyInterp *I);
+/* The exits of what just ran, with v its value, moved from the interpreter
+   into o: an unwinding break, continue or return stops here. */
+void fly_take_outcome(FlyInterp *I, const FlyVal *v, FlyOutcome *o);
+/* Puts o's exits back: a static one unwinds on, a runtime one is pending. */
+void fly_put_exits(FlyInterp *I, const FlyOutcome *o);
+/* Whether the exits of the kinds in `kinds` (bits 1 << FlyExit) were
+   taken: a static bool, or an i1 computed at run time. */
+const FlyVal *fly_exit_flag(FlyInterp *I, const FlyOutcome *o, unsigned kinds, const FlyNode *at);
+/* A value that is taken: static true or runtime. */
+bool fly_flag_taken(const FlyVal *flag);
+bool fly_flag_surely(const FlyVal *flag);
+
+/* A choice at run time (MLIR scf.if) between two runs of statements, each
+   filling its outcome; they are merged (values by `meeting`, yields as the
+   carried values of `loop`) into *out. False after an error. */
+typedef bool (*FlyBranchFn)(FlyInterp *I, void *arg, FlyOutcome *o);
+typedef struct FlyChoice {
+  const FlyVal *cond;     /* a runtime i1 */
+  const FlyVal *not_cond; /* its negation where one is at hand, else NULL */
+  const FlyNode *at;
+  FlyMeeting meeting;
+  const FlyLoop *loop; /* whose carried values the yields are, or NULL */
+  FlyBranchFn then_branch, else_branch;
+  void *arg;
+} FlyChoice;
+bool fly_choose(FlyInterp *I, const FlyChoice *ch, FlyOutcome *out);
+
+/* The statements from `first` on, in scope s, then the tail of `block`
+   (its final expression, or for a block that is not a loop body its final
+   if/else). Once a statement leaves exits pending, the rest runs only where
+   none was taken. The value of the tail, or none; NULL after an error. A
+   loop body stops at its first error, must end with its yield (if any) and
+   has no tail. */
+const FlyVal *fly_run_stmts(FlyInterp *I, FlyScope *s, const FlyNode *first, const FlyNode *block,
+                            bool loop_body);
+/* The carried values of the running loop as they are (one value, or a
+   tuple of them): what it goes on with after a break, continue or return
+   that gives none. */
+const FlyVal *fly_loop_current(FlyInterp *I);
+/* Two of what a loop's body gives the next iteration (one value or a
+   tuple, as `loop` carries), meeting after a runtime choice, each pair where
+   it is carried. */
+const FlyVal *fly_merge_next(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyLoop *loop);
+
+/* for and while (fly_interp_loop.c). */
+bool fly_exec_for(FlyInterp *I, FlyScope *s, const FlyNode *st);
+bool fly_exec_while(FlyInterp *I, FlyScope *s, const FlyNode *st);
 
 /* ---- calls ------------------------------------------------------------------------ */
 

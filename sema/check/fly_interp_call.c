@@ -151,10 +151,14 @@ const FlyVal *fly_call_fn(FlyInterp *I, const FlyNode *fn, const FlyArgs *args) 
   /* The body of a helper runs as its own flow: a runtime if around the
      call does not make the helper's own returns conditional. */
   int saved_flow = I->runtime_flow;
-  int saved_loop = I->loop_body;
+  FlyLoop *saved_loop = I->loop;
   int saved_const = I->in_const;
+  const FlyVal *saved_exits[FLY_EXIT_COUNT], *saved_next = I->exit_next;
+  memcpy(saved_exits, I->exits, sizeof saved_exits);
+  memset(I->exits, 0, sizeof I->exits);
+  I->exit_next = NULL;
   I->runtime_flow = 0;
-  I->loop_body = 0;
+  I->loop = NULL;
   I->in_const = 0;
   const FlyVal *v = NULL;
   if (bind_params(I, s, fn, args)) {
@@ -175,8 +179,10 @@ const FlyVal *fly_call_fn(FlyInterp *I, const FlyNode *fn, const FlyArgs *args) 
     }
   }
   I->runtime_flow = saved_flow;
-  I->loop_body = saved_loop;
+  I->loop = saved_loop;
   I->in_const = saved_const;
+  memcpy(I->exits, saved_exits, sizeof saved_exits);
+  I->exit_next = saved_next;
   I->depth--;
   I->frame = frame.parent;
   return v;

@@ -312,7 +312,9 @@ const FlyVal *fly_eval(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   I->eval_depth++;
   const FlyVal *v = dispatch(I, s, e);
   I->eval_depth--;
-  if (I->aborted)
+  /* A break, continue or return inside (in the branch of a static if)
+     leaves the statement: the value is not used. */
+  if (I->aborted || fly_unwinding(I))
     return NULL;
   /* An algebra error that no caller turned into a message is a bug; make
      sure it is seen rather than silently dropped. */
@@ -322,7 +324,9 @@ const FlyVal *fly_eval(FlyInterp *I, FlyScope *s, const FlyNode *e) {
 }
 
 const FlyVal *fly_eval_static(FlyInterp *I, FlyScope *s, const FlyNode *e, const char *what) {
+  I->compile_time++;
   const FlyVal *v = fly_eval(I, s, e);
+  I->compile_time--;
   if (v && !fly_val_is_static(v))
     return fly_err_not_static(I, e, v, what);
   return v;

@@ -1,7 +1,14 @@
 /* fly_interp_stmt.c — statements and blocks: let and patterns, const and
- * const blocks, static_assert, if (at compile time or at run time), for
- * loops (unrolled or at run time) with carried state, return and yield. */
-#include <inttypes.h>
+ * const blocks, static_assert, if (at compile time or at run time), return,
+ * yield, break and continue.
+ *
+ * A break, continue or return taken where every path takes it unwinds: the
+ * statements after it are skipped up to what it leaves (a loop body, the
+ * kernel, the function). One taken under a runtime condition cannot: the
+ * runtime if around it gives, besides its value, an i1 flag per kind of exit
+ * taken in it, and the statements after that if run under a guard, an
+ * scf.if on "no exit was taken", which gives the flags on. The loop around
+ * them ends its iteration, or stops, by the flags. */
 #include <stdio.h>
 #include <string.h>
 
@@ -50,15 +57,7 @@ static bool is_number(const FlyVal *v) {
          v->kind == FLY_V_RUNTIME;
 }
 
-/* Where two values meet after a runtime choice: the branches of an if, or a
-   loop's carried value and what its body yields. Messages name the two. */
-typedef struct Meeting {
-  const FlyNode *at;
-  FlyOrigin origin;     /* of the runtime value they make */
-  const FlyNode *carry; /* a loop's FLY_CARRY; NULL for an if */
-} Meeting;
-
-static const FlyVal *differ(FlyInterp *I, const Meeting *m, const char *a, const char *b,
+static const FlyVal *differ(FlyInterp *I, const FlyMeeting *m, const char *a, const char *b,
                             const char *why) {
   if (m->carry)
     return fly_err(I, m->at, "'%s' is carried as %s but the loop yields %s%s", m->carry->str, a, b,
@@ -76,7 +75,7 @@ static const char *number_kind(FlyInterp *I, const FlyVal *v) {
    type; an untyped constant takes the other's type if it fits there; two
    untyped constants take their default runtime type. NULL after an error. */
 static const FlyType *merged_type(FlyInterp *I, const FlyVal *a, const FlyVal *b,
-                                  const Meeting *m) {
+                                  const FlyMeeting *m) {
   if (a->type && b->type) {
     if (fly_type_equal(a->type, b->type))
       return a->type->kind == FLY_TY_VEC && a->type->n < 0 ? b->type : a->type;
@@ -121,9 +120,11 @@ static const FlyType *merged_type(FlyInterp *I, const FlyVal *a, const FlyVal *b
   return fly_type_scalar(a->kind == FLY_V_BOOL ? FLY_TYPE_I1 : fl ? FLY_TYPE_F32 : FLY_TYPE_I32);
 }
 
-/* The value after a runtime choice between a and b: equal static values
-   stay static; numbers become a runtime value of their common type. */
-static const FlyVal *merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const Meeting *m) {
+const FlyVal *fly_merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyMeeting *m) {
+  /* One runtime number on both sides (made before the choice) is that
+     number. */
+  if (a == b && a->kind == FLY_V_RUNTIME)
+    return a;
   if (a->kind == FLY_V_NONE || b->kind == FLY_V_NONE)
     return fly_val_none();
   if (a->kind != FLY_V_RUNTIME && b->kind != FLY_V_RUNTIME && a->kind != FLY_V_TENSOR &&
@@ -139,7 +140,7 @@ static const FlyVal *merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const
     if (!e)
       return NULL;
     for (int i = 0; i < a->n; i++)
-      if (!(e[i] = merge(I, a->elems[i], b->elems[i], m)))
+      if (!(e[i] = fly_merge(I, a->elems[i], b->elems[i], m)))
         return NULL;
     return fly_val_tuple(&I->A, a->n, e);
   }
@@ -160,15 +161,9 @@ static const FlyVal *merge(FlyInterp *I, const FlyVal *a, const FlyVal *b, const
   return fly_err(I, m->at, "the branches of this if give different values: %s and %s", da, db);
 }
 
-/* ---- if ---------------------------------------------------------------------------- */
+/* ---- conditions -------------------------------------------------------------------- */
 
-static const FlyVal *eval_branch(FlyInterp *I, FlyScope *s, const FlyNode *b) {
-  if (!b)
-    return fly_val_none();
-  return b->kind == FLY_IF ? fly_eval_if(I, s, b) : fly_eval_block(I, s, b);
-}
-
-static bool static_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at, bool *out) {
+bool fly_static_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at, bool *out) {
   if (c->kind != FLY_V_BOOL) {
     fly_err(I, at, "a condition must be a boolean, not %s", fly_val_describe(&I->A, c));
     return false;
@@ -177,7 +172,233 @@ static bool static_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at, b
   return true;
 }
 
-const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+bool fly_runtime_condition(FlyInterp *I, const FlyVal *c, const FlyNode *at) {
+  const FlyType *t = c->type;
+  if (t->kind == FLY_TY_SCALAR && t->code == FLY_TYPE_I1)
+    return true;
+  fly_err(I, at, "a condition must be a boolean (i1), not %s", fly_type_str(&I->A, t));
+  return false;
+}
+
+/* ---- exits ------------------------------------------------------------------------- */
+
+FlyExit fly_unwinding(const FlyInterp *I) { return I->returning ? FLY_EXIT_RETURN : I->jumping; }
+
+bool fly_flag_taken(const FlyVal *flag) {
+  return flag && !(flag->kind == FLY_V_BOOL && flag->i == 0);
+}
+
+bool fly_flag_surely(const FlyVal *flag) {
+  return flag && flag->kind == FLY_V_BOOL && flag->i != 0;
+}
+
+static bool exits_pending(const FlyInterp *I) {
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    if (I->exits[k])
+      return true;
+  return false;
+}
+
+void fly_take_outcome(FlyInterp *I, const FlyVal *v, FlyOutcome *o) {
+  FlyExit unwound = fly_unwinding(I);
+  o->value = unwound ? fly_val_none() : v;
+  o->yielded = NULL;
+  /* Where the loop goes on from: the values the break or continue gave, or
+     the carried values as they are; for exits taken further in, the values
+     they left with them. */
+  if (I->loop && I->loop->n > 0)
+    o->yielded = unwound == FLY_EXIT_NONE                     ? I->exit_next
+                 : unwound != FLY_EXIT_RETURN && I->jump_next ? I->jump_next
+                                                              : fly_loop_current(I);
+  for (int k = 1; k < FLY_EXIT_COUNT; k++) {
+    o->exit[k] = k == (int)unwound ? fly_val_bool(true) : I->exits[k];
+    I->exits[k] = NULL;
+  }
+  o->exit[FLY_EXIT_NONE] = NULL;
+  /* I->returned stays: a function's return taken in an unrolled loop is
+     put back, value and all, when the loop stops. */
+  I->jumping = FLY_EXIT_NONE;
+  I->returning = false;
+  I->jump_next = I->exit_next = NULL;
+}
+
+void fly_put_exits(FlyInterp *I, const FlyOutcome *o) {
+  for (int k = 1; k < FLY_EXIT_COUNT; k++) {
+    const FlyVal *f = o->exit[k];
+    if (fly_flag_surely(f) && k == FLY_EXIT_RETURN) {
+      I->returning = true;
+    } else if (fly_flag_surely(f)) {
+      I->jumping = (FlyExit)k;
+      I->jump_next = o->yielded;
+    } else if (fly_flag_taken(f)) {
+      I->exits[k] = f;
+      I->exit_next = o->yielded;
+    }
+  }
+}
+
+const FlyVal *fly_exit_flag(FlyInterp *I, const FlyOutcome *o, unsigned kinds, const FlyNode *at) {
+  const FlyVal *flag = fly_val_bool(false);
+  for (int k = 1; k < FLY_EXIT_COUNT; k++) {
+    const FlyVal *f = o->exit[k];
+    if (!(kinds & 1u << k) || !fly_flag_taken(f))
+      continue;
+    if (fly_flag_surely(f))
+      return f;
+    flag = fly_flag_taken(flag) ? fly_binary(I, FLY_OP_OR, flag, f, at) : f;
+    if (!flag)
+      return NULL;
+  }
+  return flag;
+}
+
+/* ---- runtime choices ----------------------------------------------------------------- */
+
+/* An outcome as one value for the emitter: (value, break, continue, return,
+   yielded), whose runtime leaves become the results of the scf.if. */
+static const FlyVal *pack_outcome(FlyInterp *I, const FlyOutcome *o) {
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (FLY_EXIT_COUNT + 1));
+  if (!e)
+    return NULL;
+  e[0] = o->value ? o->value : fly_val_none();
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    e[k] = o->exit[k] ? o->exit[k] : fly_val_bool(false);
+  e[FLY_EXIT_COUNT] = o->yielded ? o->yielded : fly_val_none();
+  return fly_val_tuple(&I->A, FLY_EXIT_COUNT + 1, e);
+}
+
+static void unpack_outcome(const FlyVal *v, FlyOutcome *o) {
+  o->value = v->elems[0];
+  o->exit[FLY_EXIT_NONE] = NULL;
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    o->exit[k] = fly_flag_taken(v->elems[k]) ? v->elems[k] : NULL;
+  o->yielded = v->elems[FLY_EXIT_COUNT]->kind == FLY_V_NONE ? NULL : v->elems[FLY_EXIT_COUNT];
+}
+
+static const FlyVal *merge_outcomes(FlyInterp *I, const FlyVal *a, const FlyVal *b,
+                                    const FlyChoice *ch) {
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (FLY_EXIT_COUNT + 1));
+  if (!e || !(e[0] = fly_merge(I, a->elems[0], b->elems[0], &ch->meeting)))
+    return NULL;
+  FlyMeeting flags = {
+      ch->at, {ch->at, "a break, continue or return under a runtime condition"}, NULL};
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    if (!(e[k] = fly_merge(I, a->elems[k], b->elems[k], &flags)))
+      return NULL;
+  const FlyVal *ya = a->elems[FLY_EXIT_COUNT], *yb = b->elems[FLY_EXIT_COUNT];
+  e[FLY_EXIT_COUNT] = ya->kind == FLY_V_NONE || yb->kind == FLY_V_NONE || !ch->loop
+                          ? fly_val_none()
+                          : fly_merge_next(I, ya, yb, ch->loop);
+  if (!e[FLY_EXIT_COUNT])
+    return NULL;
+  return fly_val_tuple(&I->A, FLY_EXIT_COUNT + 1, e);
+}
+
+/* An exit taken in one branch and not in the other, both statically (as
+   `if c { return; }`), is taken where the condition is true, or false: no
+   result of the scf.if needs to carry it. */
+typedef enum { FLAG_OWN, FLAG_COND, FLAG_NOT_COND } FlagSource;
+
+static FlagSource flag_source(const FlyOutcome *a, const FlyOutcome *b, int k) {
+  bool ta = fly_flag_taken(a->exit[k]), tb = fly_flag_taken(b->exit[k]);
+  if (ta == tb || (ta && !fly_flag_surely(a->exit[k])) || (tb && !fly_flag_surely(b->exit[k])))
+    return FLAG_OWN;
+  return ta ? FLAG_COND : FLAG_NOT_COND;
+}
+
+bool fly_choose(FlyInterp *I, const FlyChoice *ch, FlyOutcome *out) {
+  void *region = I->emit ? I->emit->if_begin(I->emit->ctx, ch->cond, ch->at) : NULL;
+  if (I->emit && !region) {
+    I->aborted = true;
+    return false;
+  }
+  I->runtime_flow++;
+  FlyOutcome a = {0}, b = {0};
+  bool ok = ch->then_branch(I, ch->arg, &a);
+  if (ok && region && !I->emit->if_else(I->emit->ctx, region))
+    ok = false;
+  ok = ok && ch->else_branch(I, ch->arg, &b);
+  I->runtime_flow--;
+  /* Where one branch says what the running loop goes on with and the other
+     took no exit, the other goes on with the carried values as they are. */
+  if (ok && ch->loop && ch->loop == I->loop && (!a.yielded) != (!b.yielded))
+    ok = (a.yielded || (a.yielded = fly_loop_current(I))) &&
+         (b.yielded || (b.yielded = fly_loop_current(I)));
+  FlagSource source[FLY_EXIT_COUNT] = {FLAG_OWN};
+  for (int k = 1; ok && k < FLY_EXIT_COUNT; k++)
+    if ((source[k] = flag_source(&a, &b, k)) != FLAG_OWN)
+      a.exit[k] = b.exit[k] = NULL;
+  const FlyVal *pa = ok ? pack_outcome(I, &a) : NULL, *pb = ok ? pack_outcome(I, &b) : NULL;
+  const FlyVal *v = pa && pb ? merge_outcomes(I, pa, pb, ch) : NULL;
+  if (region && !I->emit->if_end(I->emit->ctx, region, pa, pb, v)) {
+    I->aborted = true;
+    return false;
+  }
+  if (!v)
+    return false;
+  unpack_outcome(v, out);
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    if (source[k] != FLAG_OWN &&
+        !(out->exit[k] = source[k] == FLAG_COND ? ch->cond
+                         : ch->not_cond         ? ch->not_cond
+                                                : fly_unary(I, FLY_OP_NOT, ch->cond, ch->at)))
+      return false;
+  return true;
+}
+
+/* ---- if ---------------------------------------------------------------------------- */
+
+static const FlyVal *eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e, bool value);
+
+/* A branch: a block, or the if of `else if` (`value`: the whole if gives
+   a value). */
+static const FlyVal *eval_branch(FlyInterp *I, FlyScope *s, const FlyNode *b, bool value) {
+  if (!b)
+    return fly_val_none();
+  return b->kind == FLY_IF ? eval_if(I, s, b, value) : fly_eval_block(I, s, b);
+}
+
+typedef struct IfRun {
+  FlyScope *s;
+  const FlyNode *e;
+  bool value;
+} IfRun;
+
+static bool run_branch(FlyInterp *I, const IfRun *r, int kid, FlyOutcome *o) {
+  const FlyVal *v = eval_branch(I, r->s, r->e->kid[kid], r->value);
+  bool ok = v || fly_unwinding(I);
+  fly_take_outcome(I, v, o);
+  return ok;
+}
+
+static bool then_branch(FlyInterp *I, void *arg, FlyOutcome *o) { return run_branch(I, arg, 1, o); }
+static bool else_branch(FlyInterp *I, void *arg, FlyOutcome *o) { return run_branch(I, arg, 2, o); }
+
+static const char *exit_word(const FlyNode *st) {
+  return !st                        ? "return"
+         : st->kind == FLY_BREAK    ? "break"
+         : st->kind == FLY_CONTINUE ? "continue"
+                                    : "return";
+}
+
+/* An if whose value is used is part of a larger expression or statement,
+   and what follows it there cannot be skipped: its branches may not exit
+   under a runtime condition. */
+static bool check_value_if_exits(FlyInterp *I, const FlyNode *e, const FlyOutcome *o) {
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    if (o->exit[k]) {
+      const FlyNode *at = I->exit_at ? I->exit_at : e;
+      fly_err(I, at,
+              "'%s' under a runtime condition cannot leave an if that gives a value; make "
+              "that if a statement of its own",
+              exit_word(I->exit_at));
+      fly_interp_note(I, e, "this if gives a value");
+      return false;
+    }
+  return true;
+}
+
+static const FlyVal *eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e, bool value) {
   bool is_const = e->flags & FLY_IS_CONST;
   const FlyVal *c = is_const ? fly_eval_static(I, s, e->kid[0], "the condition of 'if const'")
                              : fly_eval(I, s, e->kid[0]);
@@ -187,35 +408,36 @@ const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e) {
      marked const: only the chosen branch is evaluated. */
   if (c->kind != FLY_V_RUNTIME) {
     bool taken;
-    if (!static_condition(I, c, e->kid[0], &taken))
+    if (!fly_static_condition(I, c, e->kid[0], &taken))
       return NULL;
-    return eval_branch(I, s, taken ? e->kid[1] : e->kid[2]);
+    return eval_branch(I, s, taken ? e->kid[1] : e->kid[2], value);
   }
-  const FlyType *t = c->type;
-  if (t->kind != FLY_TY_SCALAR || t->code != FLY_TYPE_I1)
-    return fly_err(I, e->kid[0], "a condition must be a boolean (i1), not %s",
-                   fly_type_str(&I->A, t));
-  void *region = I->emit ? I->emit->if_begin(I->emit->ctx, c, e) : NULL;
-  if (I->emit && !region) {
-    I->aborted = true;
+  if (!fly_runtime_condition(I, c, e->kid[0]))
     return NULL;
-  }
-  I->runtime_flow++;
-  const FlyVal *a = eval_branch(I, s, e->kid[1]);
-  if (a && region && !I->emit->if_else(I->emit->ctx, region, a))
-    a = NULL;
-  const FlyVal *b = a ? eval_branch(I, s, e->kid[2]) : NULL;
-  I->runtime_flow--;
-  Meeting m = {e, {e->kid[0], "the condition of a runtime if"}, NULL};
-  const FlyVal *v = a && b ? merge(I, a, b, &m) : NULL;
-  if (region && !I->emit->if_end(I->emit->ctx, region, v ? b : NULL, v)) {
-    I->aborted = true;
+  IfRun run = {s, e, value};
+  FlyChoice ch = {.cond = c,
+                  .at = e,
+                  .meeting = {e, {e->kid[0], "the condition of a runtime if"}, NULL},
+                  .loop = I->loop,
+                  .then_branch = then_branch,
+                  .else_branch = else_branch,
+                  .arg = &run};
+  FlyOutcome out;
+  if (!fly_choose(I, &ch, &out))
     return NULL;
-  }
-  return v;
+  if (value && !check_value_if_exits(I, e, &out))
+    return NULL;
+  fly_put_exits(I, &out);
+  return out.value;
+}
+
+const FlyVal *fly_eval_if(FlyInterp *I, FlyScope *s, const FlyNode *e) {
+  return eval_if(I, s, e, true);
 }
 
 /* ---- blocks ------------------------------------------------------------------------ */
+
+static bool yield(FlyInterp *I, FlyScope *s, const FlyNode *st);
 
 static bool is_final_if(const FlyNode *st) {
   return st->kind == FLY_EXPR_STMT && st->kid[0] && st->kid[0]->kind == FLY_IF &&
@@ -247,6 +469,7 @@ static void poison_stmt(FlyInterp *I, FlyScope *s, const FlyNode *st) {
       poison_stmt(I, s, k);
     break;
   case FLY_FOR:
+  case FLY_WHILE:
     for (const FlyNode *c = st->kid[2]; c; c = c->next)
       fly_scope_bind(I, s, c->str, c->len, fly_val_poison(), c);
     break;
@@ -255,30 +478,134 @@ static void poison_stmt(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   }
 }
 
+/* The statements after one that left exits pending, under a guard: they
+   run where no exit was taken. */
+typedef struct Rest {
+  FlyScope *s;
+  const FlyNode *first, *block;
+  bool loop_body;
+  FlyOutcome pending; /* the exits taken before them */
+  bool ends_body;     /* the rest ended the loop body: yielded, or exited */
+  bool ends_kernel;   /* it ends the kernel: nothing after it reads the exits */
+} Rest;
+
+static void forget_exits(FlyOutcome *o) {
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    o->exit[k] = NULL;
+}
+
+/* Where the rest runs. At the top of a loop body it ends with the body's
+   yield, or with an exit. */
+static bool rest_runs(FlyInterp *I, void *arg, FlyOutcome *o) {
+  Rest *r = arg;
+  const FlyVal *saved = I->yielded;
+  I->yielded = NULL;
+  const FlyVal *v = fly_run_stmts(I, r->s, r->first, r->block, r->loop_body);
+  const FlyVal *y = I->yielded;
+  I->yielded = saved;
+  bool unwound = fly_unwinding(I) != FLY_EXIT_NONE;
+  fly_take_outcome(I, v, o);
+  if (!v && !unwound)
+    return false;
+  r->ends_body = r->loop_body && (y || unwound);
+  if (y)
+    o->yielded = y;
+  if (r->ends_kernel)
+    forget_exits(o);
+  return true;
+}
+
+/* Where it does not: the exits taken before it stand, surely the one if
+   there was one kind. */
+static bool rest_skipped(FlyInterp *I, void *arg, FlyOutcome *o) {
+  (void)I;
+  Rest *r = arg;
+  *o = r->pending;
+  int kinds = 0, last = 0;
+  for (int k = 1; k < FLY_EXIT_COUNT; k++)
+    if (fly_flag_taken(o->exit[k]))
+      kinds++, last = k;
+  if (kinds == 1)
+    o->exit[last] = fly_val_bool(true);
+  o->value = fly_val_none();
+  if (r->ends_kernel)
+    forget_exits(o);
+  return true;
+}
+
+static const FlyVal *guard_rest(FlyInterp *I, FlyScope *s, const FlyNode *first,
+                                const FlyNode *block, bool loop_body) {
+  const FlyNode *at = first ? first : block->kid[1];
+  Rest r = {s, first, block, loop_body, {0}, false, I->kernel && block == I->kernel->kid[2]};
+  fly_take_outcome(I, fly_val_none(), &r.pending);
+  const FlyVal *exited = fly_exit_flag(I, &r.pending, ~0u, at);
+  const FlyVal *go = exited ? fly_unary(I, FLY_OP_NOT, exited, at) : NULL;
+  if (!go)
+    return NULL;
+  FlyChoice ch = {.cond = go,
+                  .not_cond = exited,
+                  .at = at,
+                  .meeting = {at, {at, "a statement after a break, continue or return"}, NULL},
+                  .loop = I->loop,
+                  .then_branch = rest_runs,
+                  .else_branch = rest_skipped,
+                  .arg = &r};
+  FlyOutcome out;
+  if (!fly_choose(I, &ch, &out))
+    return NULL;
+  /* The values the rest yields, or where it or what came before exited. */
+  if (r.ends_body)
+    I->yielded = out.yielded;
+  fly_put_exits(I, &out);
+  return out.value;
+}
+
+const FlyVal *fly_run_stmts(FlyInterp *I, FlyScope *s, const FlyNode *first, const FlyNode *block,
+                            bool loop_body) {
+  bool failed = false;
+  for (const FlyNode *st = first; st; st = st->next) {
+    /* A block that ends with an if/else statement has that if's value. */
+    if (!loop_body && !st->next && !block->kid[1] && is_final_if(st)) {
+      const FlyVal *v = eval_if(I, s, st->kid[0], false);
+      return fly_unwinding(I) ? fly_val_none() : failed ? NULL : v;
+    }
+    if (loop_body && st->kind == FLY_YIELD) {
+      if (st->next) {
+        fly_err(I, st, "'yield' must be the last statement of a loop body");
+        return NULL;
+      }
+      return yield(I, s, st) ? fly_val_none() : NULL;
+    }
+    if (fly_exec_stmt(I, s, st)) {
+      if (exits_pending(I) && (st->next || block->kid[1])) {
+        const FlyVal *v = guard_rest(I, s, st->next, block, loop_body);
+        return failed ? NULL : v;
+      }
+      continue;
+    }
+    if (fly_unwinding(I))
+      return fly_val_none();
+    if (I->aborted || loop_body)
+      return NULL;
+    failed = true;
+    poison_stmt(I, s, st);
+  }
+  if (!block->kid[1])
+    return failed ? NULL : fly_val_none();
+  if (loop_body) {
+    fly_err(I, block->kid[1],
+            "a loop body has no value: end it with 'yield' to carry values, or add ';'");
+    return NULL;
+  }
+  const FlyVal *v = fly_eval(I, s, block->kid[1]);
+  return failed ? NULL : v;
+}
+
 const FlyVal *fly_eval_block(FlyInterp *I, FlyScope *s, const FlyNode *block) {
   FlyScope *inner = fly_scope_new(I, s);
   if (!inner)
     return NULL;
-  bool failed = false;
-  for (const FlyNode *st = block->kid[0]; st; st = st->next) {
-    /* A block that ends with an if/else statement has that if's value. */
-    if (!st->next && !block->kid[1] && is_final_if(st)) {
-      const FlyVal *v = fly_eval_if(I, inner, st->kid[0]);
-      return I->returning ? fly_val_none() : failed ? NULL : v;
-    }
-    if (fly_exec_stmt(I, inner, st))
-      continue;
-    if (I->returning)
-      return fly_val_none();
-    if (I->aborted)
-      return NULL;
-    failed = true;
-    poison_stmt(I, inner, st);
-  }
-  if (!block->kid[1])
-    return failed ? NULL : fly_val_none();
-  const FlyVal *v = fly_eval(I, inner, block->kid[1]);
-  return failed ? NULL : v;
+  return fly_run_stmts(I, inner, block->kid[0], block, false);
 }
 
 /* ---- let, const, static_assert --------------------------------------------------------- */
@@ -326,11 +653,17 @@ static bool exec_const_block(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   FlyScope *inner = fly_scope_new(I, s);
   if (!inner || !block)
     return false;
+  /* It runs at compile time, apart from any loop around it. */
+  FlyLoop *loop = I->loop;
+  I->loop = NULL;
   I->in_const++;
+  I->compile_time++;
   bool ok = true;
   for (const FlyNode *k = block->kid[0]; k && ok; k = k->next)
     ok = fly_exec_stmt(I, inner, k);
+  I->compile_time--;
   I->in_const--;
+  I->loop = loop;
   if (!ok)
     return false;
   /* Bindings are a chain newest first; re-bind oldest first so that a later
@@ -355,7 +688,7 @@ static bool exec_static_assert(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   if (!c)
     return false;
   bool holds;
-  if (!static_condition(I, c, st->kid[0], &holds))
+  if (!fly_static_condition(I, c, st->kid[0], &holds))
     return false;
   const FlyVal *msg = NULL;
   if (st->kid[1]) {
@@ -377,268 +710,7 @@ static bool exec_static_assert(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   return false;
 }
 
-/* ---- loops -------------------------------------------------------------------------- */
-
-typedef struct Carries {
-  int n;
-  const FlyNode **node; /* FLY_CARRY */
-  const FlyVal **value;
-} Carries;
-
-static bool eval_carries(FlyInterp *I, FlyScope *s, const FlyNode *list, Carries *c) {
-  c->n = 0;
-  for (const FlyNode *k = list; k; k = k->next)
-    c->n++;
-  size_t cap = (size_t)(c->n ? c->n : 1);
-  c->node = fly_alloc(&I->A, sizeof *c->node * cap);
-  c->value = fly_alloc(&I->A, sizeof *c->value * cap);
-  if (!c->node || !c->value)
-    return false;
-  int i = 0;
-  for (const FlyNode *k = list; k; k = k->next, i++) {
-    c->node[i] = k;
-    c->value[i] = fly_eval(I, s, k->kid[0]);
-    if (!c->value[i])
-      return false;
-    if (c->value[i]->kind == FLY_V_NONE) {
-      fly_err(I, k->kid[0], "this has no value to carry");
-      return false;
-    }
-  }
-  return true;
-}
-
-/* Runs one iteration of a loop body with the loop variable and the carried
-   values bound; returns the values yielded (one per carry) in next. */
-static bool run_body(FlyInterp *I, FlyScope *s, const FlyNode *loop, const FlyVal *var, Carries *c,
-                     const FlyVal **next) {
-  FlyScope *inner = fly_scope_new(I, s);
-  if (!inner || !fly_bind_pattern(I, inner, loop->kid[0], var, loop->kid[1]))
-    return false;
-  for (int i = 0; i < c->n; i++)
-    if (!fly_scope_bind(I, inner, c->node[i]->str, c->node[i]->len, c->value[i], c->node[i]))
-      return false;
-  const FlyNode *body = loop->kid[3];
-  const FlyVal *saved = I->yielded;
-  I->yielded = NULL;
-  I->loop_body++;
-  bool ok = true;
-  const FlyNode *last = NULL;
-  for (const FlyNode *st = body ? body->kid[0] : NULL; st && ok; st = st->next) {
-    last = st;
-    if (st->kind == FLY_YIELD && st->next) {
-      fly_err(I, st, "'yield' must be the last statement of a loop body");
-      ok = false;
-      break;
-    }
-    ok = fly_exec_stmt(I, inner, st);
-  }
-  if (ok && body && body->kid[1]) {
-    ok = false;
-    fly_err(I, body->kid[1],
-            "a loop body has no value: end it with 'yield' to carry values, or add ';'");
-  }
-  I->loop_body--;
-  const FlyVal *y = I->yielded;
-  I->yielded = saved;
-  if (!ok)
-    return false;
-  if (c->n == 0) {
-    if (y) {
-      fly_err(I, last, "this loop carries no values, so there is nothing to yield");
-      return false;
-    }
-    return true;
-  }
-  if (!y) {
-    fly_err(I, body ? body : loop,
-            "the loop carries %d value%s, so its body must end with "
-            "'yield' giving %s",
-            c->n, c->n == 1 ? "" : "s", c->n == 1 ? "it" : "them");
-    return false;
-  }
-  if (c->n == 1) {
-    next[0] = y;
-    return true;
-  }
-  if (y->kind != FLY_V_TUPLE || y->n != c->n) {
-    fly_err(I, last, "the loop carries %d values, so 'yield' must give a tuple of %d, not %s", c->n,
-            c->n, fly_val_describe(&I->A, y));
-    return false;
-  }
-  for (int i = 0; i < c->n; i++)
-    next[i] = y->elems[i];
-  return true;
-}
-
-static bool unrolled_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const FlyObject *r,
-                          Carries *c) {
-  const FlyVal **next = fly_alloc(&I->A, sizeof *next * (size_t)(c->n ? c->n : 1));
-  if (!next)
-    return false;
-  /* By count, so that the last step cannot overflow past the bound. */
-  int64_t lo = r->lo->i, hi = r->hi->i, step = r->step->i;
-  int64_t count = hi > lo ? (int64_t)(((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step) + 1 : 0;
-  for (int64_t k = 0; k < count; k++) {
-    int64_t i = lo + k * step;
-    if (!fly_interp_step(I, st))
-      return false;
-    if (!run_body(I, s, st, fly_val_int(&I->A, i, NULL), c, next))
-      return false;
-    if (I->returning)
-      return false;
-    memcpy(c->value, next, sizeof *next * (size_t)c->n);
-  }
-  return true;
-}
-
-/* A copy of v whose runtime leaves are fresh values of the same types: what
-   a loop's body or results are bound to while tracing, each leaf to get its
-   own handle (a block argument, a result of the loop). */
-static const FlyVal *fresh_leaf(FlyInterp *I, const FlyVal *leaf, const void *ctx) {
-  (void)ctx;
-  return leaf->kind == FLY_V_RUNTIME ? fly_val_runtime(&I->A, leaf->type, leaf->origin) : leaf;
-}
-
-static bool fresh_values(FlyInterp *I, int n, const FlyVal **v) {
-  for (int i = 0; i < n; i++)
-    if (!(v[i] = fly_map_leaves(I, v[i], fresh_leaf, NULL)))
-      return false;
-  return true;
-}
-
-/* Tracing: the loop begins; var and the carried values become the body's
-   arguments. NULL after an error. */
-static void *loop_begin(FlyInterp *I, const FlyObject *r, const FlyVal **var, Carries *c,
-                        const FlyVal **init, const FlyNode *st) {
-  *var = fresh_leaf(I, *var, NULL);
-  if (!*var || !fresh_values(I, c->n, c->value))
-    return NULL;
-  void *region = I->emit->for_begin(I->emit->ctx, r->lo, r->hi, r->step, (FlyVal *)*var, c->n, init,
-                                    (FlyVal *const *)c->value, st);
-  if (!region)
-    I->aborted = true;
-  return region;
-}
-
-/* Tracing: the loop ends; the carried names hold its results. */
-static bool loop_end(FlyInterp *I, void *region, Carries *c, const FlyVal **next) {
-  if (!fresh_values(I, c->n, c->value))
-    return false;
-  if (!I->emit->for_end(I->emit->ctx, region, c->n, next, (FlyVal *const *)c->value)) {
-    I->aborted = true;
-    return false;
-  }
-  return true;
-}
-
-typedef enum { YIELDS_BAD, YIELDS_OK, YIELDS_RETRY } YieldCheck;
-
-/* Whether what the body yields fits what it carries. A carried number that
-   started as a constant takes the type of the yield, once (the body is run
-   again with it). */
-static YieldCheck check_yields(FlyInterp *I, Carries *c, const FlyVal **init, const FlyVal **next,
-                               bool first) {
-  YieldCheck result = YIELDS_OK;
-  for (int i = 0; i < c->n; i++) {
-    const FlyVal *have = c->value[i], *got = next[i];
-    /* An untyped constant start takes the type yielded, if it could have
-       been written in that type: 0.0 becomes an f16, never an i32. */
-    if (have->kind == FLY_V_RUNTIME && got->kind == FLY_V_RUNTIME &&
-        !fly_type_equal(have->type, got->type) && init[i]->kind != FLY_V_RUNTIME &&
-        !init[i]->type && fly_const_fits(init[i], got->type) && first) {
-      c->value[i] = fly_val_runtime(&I->A, got->type, have->origin);
-      result = YIELDS_RETRY;
-      continue;
-    }
-    Meeting m = {c->node[i], {c->node[i], "a value carried by a runtime loop"}, c->node[i]};
-    if (!merge(I, have, got, &m))
-      return YIELDS_BAD;
-  }
-  return result;
-}
-
-/* The body of a runtime loop is checked once with the carried values as
-   runtime values of their types. A carried number that starts as an
-   untyped constant takes the type of what the body yields where the
-   constant fits in it, so `carry (acc = 0.0)` yielding f16 values carries
-   an f16. */
-static bool runtime_loop(FlyInterp *I, FlyScope *s, const FlyNode *st, const FlyObject *r,
-                         Carries *c) {
-  /* A const block runs at compile time; a runtime loop there would make
-     its carried names runtime values. */
-  if (I->in_const) {
-    fly_err(I, st->kid[1],
-            "a loop in a const block runs at compile time: write range_const(...), not "
-            "range(...)");
-    return false;
-  }
-  FlyOrigin origin = {st->kid[0], "the variable of a runtime loop"};
-  const FlyVal *a = r->lo, *b = r->hi;
-  const FlyType *t = fly_operand_type(I, a, b, st->kid[1]);
-  if (!t)
-    t = fly_type_scalar(FLY_TYPE_I32);
-  if (t->kind != FLY_TY_SCALAR || !fly_type_is_int(t)) {
-    fly_err(I, st->kid[1], "the bounds of a loop must be integers, not %s", fly_type_str(&I->A, t));
-    return false;
-  }
-  const FlyVal *var = fly_val_runtime(&I->A, t, origin);
-  const FlyVal **init = fly_alloc(&I->A, sizeof *init * (size_t)(c->n ? c->n : 1));
-  const FlyVal **next = fly_alloc(&I->A, sizeof *next * (size_t)(c->n ? c->n : 1));
-  if (!init || !next || !var)
-    return false;
-  memcpy(init, c->value, sizeof *init * (size_t)c->n);
-  for (int i = 0; i < c->n; i++) {
-    const FlyVal *v = c->value[i];
-    if (v->kind == FLY_V_INT || v->kind == FLY_V_FLOAT || v->kind == FLY_V_BOOL) {
-      FlyOrigin o = {c->node[i], "a value carried by a runtime loop"};
-      c->value[i] = fly_val_runtime(&I->A, fly_default_runtime_type(v), o);
-    }
-  }
-  for (int attempt = 0; attempt < 2; attempt++) {
-    void *region = NULL;
-    if (I->emit && !(region = loop_begin(I, r, &var, c, init, st)))
-      return false;
-    I->runtime_flow++;
-    bool ok = run_body(I, s, st, var, c, next);
-    I->runtime_flow--;
-    YieldCheck y = ok ? check_yields(I, c, init, next, attempt == 0) : YIELDS_BAD;
-    if (y != YIELDS_OK) {
-      if (region)
-        I->emit->for_abandon(I->emit->ctx, region);
-      if (y == YIELDS_BAD)
-        return false;
-      continue;
-    }
-    return region ? loop_end(I, region, c, next) : true;
-  }
-  return true;
-}
-
-static bool exec_for(FlyInterp *I, FlyScope *s, const FlyNode *st) {
-  const FlyVal *range = fly_eval(I, s, st->kid[1]);
-  if (!range)
-    return false;
-  if (range->kind != FLY_V_OBJECT || range->object.kind != FLY_OBJ_RANGE) {
-    fly_err(I, st->kid[1], "a for loop runs over range(...) or range_const(...), not %s",
-            fly_val_describe(&I->A, range));
-    return false;
-  }
-  Carries c;
-  if (!eval_carries(I, s, st->kid[2], &c))
-    return false;
-  bool ok = range->object.unrolled ? unrolled_loop(I, s, st, &range->object, &c)
-                                   : runtime_loop(I, s, st, &range->object, &c);
-  if (!ok)
-    return false;
-  /* After the loop, the carried names hold their final values. */
-  for (int i = 0; i < c.n; i++)
-    if (!fly_scope_bind(I, s, c.node[i]->str, c.node[i]->len, c.value[i], c.node[i]))
-      return false;
-  return true;
-}
-
-/* ---- return and yield ----------------------------------------------------------------- */
+/* ---- return, yield, break and continue ------------------------------------------------ */
 
 static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   /* A helper called from a launch block returns as anywhere else. */
@@ -654,17 +726,10 @@ static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   const FlyVal *v = st->kid[0] ? fly_eval(I, s, st->kid[0]) : fly_val_none();
   if (!v)
     return false;
-  if (I->runtime_flow > 0) {
-    /* A kernel may stop early under a runtime condition; the rest of its
-       body is still checked. A helper's result cannot depend on it. */
-    if (!I->frame && v->kind == FLY_V_NONE && I->emit) {
-      fly_err(I, st,
-              "flyc compile cannot yet end a kernel early under a runtime condition; "
-              "put the rest of the kernel in the else branch");
-      return false;
-    }
-    if (!I->frame && v->kind == FLY_V_NONE)
-      return true;
+  /* A kernel may end early under a runtime condition: the runtime ifs and
+     loops around the return turn it into a flag, and the rest of the
+     kernel runs where it is false. A helper's result cannot depend on it. */
+  if (I->runtime_flow > 0 && I->frame) {
     fly_err(I, st,
             "a helper function cannot return from inside a runtime if or loop; make "
             "the if the function's value instead (if c { a } else { b })");
@@ -672,19 +737,50 @@ static bool exec_return(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   }
   I->returning = true;
   I->returned = v;
+  I->exit_at = st;
   return false;
 }
 
-static bool exec_yield(FlyInterp *I, FlyScope *s, const FlyNode *st) {
-  if (I->loop_body == 0) {
-    fly_err(I, st, "'yield' is allowed only as the last statement of a loop body");
-    return false;
+/* The value of a loop body's final yield: one value per carried name. */
+/* What a yield, break or continue gives the next iteration of the running
+   loop: one value per carried name. NULL after an error. */
+static const FlyVal *next_values(FlyInterp *I, FlyScope *s, const FlyNode *st, const char *word) {
+  const FlyLoop *loop = I->loop;
+  if (loop->n == 0) {
+    if (st->kind == FLY_YIELD)
+      return fly_err(I, st, "this loop carries no values, so there is nothing to yield");
+    return fly_err(I, st->kid[0], "this loop carries no values, so '%s' gives none", word);
   }
   const FlyVal *v = fly_eval(I, s, st->kid[0]);
-  if (!v)
+  if (v && loop->n > 1 && (v->kind != FLY_V_TUPLE || v->n != loop->n))
+    return fly_err(I, st, "the loop carries %d values, so '%s' must give a tuple of %d, not %s",
+                   loop->n, word, loop->n, fly_val_describe(&I->A, v));
+  return v;
+}
+
+static bool yield(FlyInterp *I, FlyScope *s, const FlyNode *st) {
+  return (I->yielded = next_values(I, s, st, "yield")) != NULL;
+}
+
+/* break and continue end the body of the innermost loop of the function
+   they are in (they do not leave a const block or a function), with the
+   carried values they give or, without any, as they are. */
+static bool exec_jump(FlyInterp *I, FlyScope *s, const FlyNode *st, FlyExit kind) {
+  const char *word = kind == FLY_EXIT_BREAK ? "break" : "continue";
+  if (!I->loop) {
+    if (I->in_const)
+      fly_err(I, st, "'%s' cannot leave a const block", word);
+    else
+      fly_err(I, st, "'%s' is allowed only in the body of a loop", word);
     return false;
-  I->yielded = v;
-  return true;
+  }
+  const FlyVal *next = st->kid[0] ? next_values(I, s, st, word) : NULL;
+  if (st->kid[0] && !next)
+    return false;
+  I->jumping = kind;
+  I->jump_next = next;
+  I->exit_at = st;
+  return false;
 }
 
 static bool exec(FlyInterp *I, FlyScope *s, const FlyNode *st) {
@@ -698,14 +794,23 @@ static bool exec(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   case FLY_STATIC_ASSERT:
     return exec_static_assert(I, s, st);
   case FLY_FOR:
-    return exec_for(I, s, st);
+    return fly_exec_for(I, s, st);
+  case FLY_WHILE:
+    return fly_exec_while(I, s, st);
   case FLY_RETURN:
     return exec_return(I, s, st);
+  case FLY_BREAK:
+    return exec_jump(I, s, st, FLY_EXIT_BREAK);
+  case FLY_CONTINUE:
+    return exec_jump(I, s, st, FLY_EXIT_CONTINUE);
   case FLY_YIELD:
-    return exec_yield(I, s, st);
+    fly_err(I, st, "'yield' is allowed only as the last statement of a loop body");
+    return false;
   case FLY_EXPR_STMT: {
-    const FlyVal *v = fly_eval(I, s, st->kid[0]);
-    return v != NULL && !I->returning;
+    /* An if statement's value is not used, so its branches may exit. */
+    const FlyNode *e = st->kid[0];
+    const FlyVal *v = e && e->kind == FLY_IF ? eval_if(I, s, e, false) : fly_eval(I, s, e);
+    return v != NULL && !fly_unwinding(I);
   }
   default:
     fly_err(I, st, "this statement is not allowed here");
@@ -717,5 +822,5 @@ bool fly_exec_stmt(FlyInterp *I, FlyScope *s, const FlyNode *st) {
   if (!st || I->aborted)
     return false;
   bool ok = exec(I, s, st);
-  return ok && !I->returning && !I->aborted;
+  return ok && !fly_unwinding(I) && !I->aborted;
 }

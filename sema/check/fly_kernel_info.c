@@ -391,14 +391,25 @@ static void *rec_for_begin(void *ctx, const FlyVal *lo, const FlyVal *hi, const 
   return NULL;
 }
 
+static void *rec_while_begin(void *ctx, int n, const FlyVal *const *init, FlyVal *const *carried,
+                             const FlyNode *at) {
+  (void)n, (void)init, (void)carried;
+  refuse(ctx, at, "a loop over runtime values");
+  return NULL;
+}
+
 bool fly_kernel_record_launch(FlyInterp *I, FlyKernelInfo *info, int n, FlyVal *const *params,
                               const FlyNode *launch,
                               void (*run)(FlyInterp *I, const FlyNode *launch, void *arg),
                               void *arg) {
   Recorder r = {I, info};
   bind_params(I, n, params);
-  FlyEmitter em = {&r,   NULL, NULL,          rec_value, rec_effect, rec_if_begin,
-                   NULL, NULL, rec_for_begin, NULL,      NULL};
+  FlyEmitter em = {.ctx = &r,
+                   .value = rec_value,
+                   .effect = rec_effect,
+                   .if_begin = rec_if_begin,
+                   .for_begin = rec_for_begin,
+                   .while_begin = rec_while_begin};
   FlyEmitter *saved = I->emit;
   I->emit = &em;
   int errors = I->diag->errors;

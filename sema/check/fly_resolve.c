@@ -138,14 +138,20 @@ static void stmt(Resolver *R, const FlyNode *st) {
       expr(R, st->kid[0]->kid[1]);
     }
     return;
-  case FLY_FOR: {
-    expr(R, st->kid[1]);
+  case FLY_FOR:
+  case FLY_WHILE: {
+    /* A for loop's range is outside the loop; a while loop's condition
+       sees the carried names, as its body does. */
+    if (st->kind == FLY_FOR)
+      expr(R, st->kid[1]);
     for (const FlyNode *c = st->kid[2]; c; c = c->next)
       expr(R, c->kid[0]);
     int mark = R->n;
     bind(R, st->kid[0], R->n);
     for (const FlyNode *c = st->kid[2]; c; c = c->next)
       push(R, c->str, c->len);
+    if (st->kind == FLY_WHILE)
+      expr(R, st->kid[1]);
     block(R, st->kid[3]);
     R->n = mark;
     for (const FlyNode *c = st->kid[2]; c; c = c->next)

@@ -20,9 +20,9 @@ set cpo&vim
 syn keyword flyKeyword         kernel fn launch nextgroup=flyFunctionName skipwhite skipnl
 syn keyword flyKeyword         static_assert
 syn keyword flyStorageClass    const
-syn keyword flyStatement       let return yield
+syn keyword flyStatement       let return yield break continue
 syn keyword flyConditional     if else
-syn keyword flyRepeat          for in carry
+syn keyword flyRepeat          for while in carry
 syn keyword flyInclude         import
 syn keyword flyOperatorKeyword as
 
