@@ -73,6 +73,13 @@ void fly_build_error(FlyBuild *b, const char *fmt, ...) __attribute__((format(pr
 
 /* The bytes of a scalar type (f16 2, f32 4 ...); 0 for others. */
 int fly_lower_type_bytes(MlirType t);
+/* Whether t is f8E4M3FN or f8E5M2, or a vector of them. LLVM has no 8-bit
+   floats: memory holds them as i8 (the storage type of t: t itself for
+   other types), and arith.bitcast, which the LLVM conversion erases,
+   turns one into the other. v as type t (v itself when it has that type). */
+bool fly_lower_is_f8(MlirType t);
+MlirType fly_lower_storage_type(MlirType t);
+MlirValue fly_build_bitcast(FlyBuild *b, MlirValue v, MlirType t);
 
 /* ---- memrefs -------------------------------------------------------------------------------- */
 

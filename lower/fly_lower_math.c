@@ -61,7 +61,9 @@ static void math(FlyBuild *b, MlirOperation op, const char *name, const FlyTarge
                            name);
   MlirType ct = t;
   MlirValue in[3];
-  bool narrow = mlirTypeIsAF16(e) || mlirTypeIsABF16(e);
+  /* fma has 16-bit instructions (fma.rn.f16, v_fma_f16 ...): in f32 its
+     result would be rounded twice. */
+  bool narrow = (mlirTypeIsAF16(e) || mlirTypeIsABF16(e)) && strcmp(name, "fma") != 0;
   if (narrow) {
     MlirType f32 = mlirF32TypeGet(b->m->ctx);
     if (mlirTypeIsAVector(t)) {

@@ -293,6 +293,27 @@ static bool intrinsic(Op *o, const char *name) {
   return set_result(o, fly_mlir_intrinsic(t->m, t->ip, t->loc, name, fly_trace_type(t, ty), 1, &x));
 }
 
+/* clamp(x, lo, hi) as max, then min: for floats the NaN-propagating
+   llvm.maximum and llvm.minimum (max.NaN.f32 on NVIDIA; on AMD v_max_f32
+   with a NaN select, or v_maximum3_f32 on gfx950), for integers arith's
+   signed max and min. */
+static bool clamp(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyType *ty = o->result->type;
+  MlirValue v[3];
+  for (int k = 0; k < 3; k++)
+    if (mlirValueIsNull(v[k] = fly_trace_value(t, o->args[k], ty)))
+      return false;
+  MlirType rt = fly_trace_type(t, ty);
+  bool fl = fly_type_is_float(scalar_of(ty));
+  MlirValue at_least[2] = {v[0], v[1]};
+  MlirValue m = fl ? fly_mlir_intrinsic(t->m, t->ip, t->loc, "llvm.maximum", rt, 2, at_least)
+                   : op1(o, "arith.maxsi", rt, 2, at_least, 0, NULL);
+  MlirValue at_most[2] = {m, v[2]};
+  return set_result(o, fl ? fly_mlir_intrinsic(t->m, t->ip, t->loc, "llvm.minimum", rt, 2, at_most)
+                          : op1(o, "arith.minsi", rt, 2, at_most, 0, NULL));
+}
+
 /* The product of the static leaves of a shape. */
 static int64_t static_product(const FlyVal *v) {
   if (v->kind == FLY_V_INT)
@@ -632,8 +653,18 @@ static bool trace(Op *o, FlyOpcode op) {
   case FLY_OPCODE_MIN:
   case FLY_OPCODE_MAX:
     return math(o, op);
+  case FLY_OPCODE_CLAMP:
+    return clamp(o);
   case FLY_OPCODE_FLOOR:
     return intrinsic(o, "llvm.floor");
+  case FLY_OPCODE_CEIL:
+    return intrinsic(o, "llvm.ceil");
+  case FLY_OPCODE_TRUNC:
+    return intrinsic(o, "llvm.trunc");
+  case FLY_OPCODE_ROUND:
+    return intrinsic(o, "llvm.round");
+  case FLY_OPCODE_ROUNDEVEN:
+    return intrinsic(o, "llvm.roundeven");
   case FLY_OPCODE_BARRIER:
     fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
     return true;

@@ -76,12 +76,12 @@
     "tiled_divide" "flat_divide" "logical_product" "zipped_product" "tiled_product"
     "flat_product" "blocked_product" "raked_product" "recast" "swizzle" "make_layout"
     "make_ordered_layout" "make_row_major" "max_common_vector" "max_common_layout"
-    "tv_layout" "range" "range_const" "ceil_div" "min" "max" "exp" "exp2" "log" "log2" "sqrt"
-    "rsqrt" "abs" "fma" "floor" "sizeof_bits" "barrier" "shuffle" "atomic_add" "printf" "load"
-    "store" "zeros_like" "universal" "copy_atom" "mma_atom" "tiled_copy" "tiled_mma"
-    "partition_S" "partition_D" "partition_A" "partition_B" "partition_C"
-    "partition_fragment_A" "partition_fragment_B" "partition_fragment_C" "retile"
-    "copy" "gemm")
+    "tv_layout" "range" "range_const" "ceil_div" "min" "max" "clamp" "exp" "exp2" "log" "log2"
+    "sqrt" "rsqrt" "abs" "fma" "floor" "ceil" "trunc" "round" "roundeven" "sizeof_bits"
+    "barrier" "shuffle" "atomic_add" "printf" "load" "store" "zeros_like" "universal"
+    "copy_atom" "mma_atom" "tiled_copy" "tiled_mma" "partition_S" "partition_D"
+    "partition_A" "partition_B" "partition_C" "partition_fragment_A"
+    "partition_fragment_B" "partition_fragment_C" "retile" "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
 ;; END flyc vocabulary
 

@@ -53,12 +53,12 @@ syn match   flyBuiltinFunction "\<\%(complement\|right_inverse\|left_inverse\|lo
 syn match   flyBuiltinFunction "\<\%(tiled_divide\|flat_divide\|logical_product\|zipped_product\|tiled_product\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(flat_product\|blocked_product\|raked_product\|recast\|swizzle\|make_layout\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(make_ordered_layout\|make_row_major\|max_common_vector\|max_common_layout\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(tv_layout\|range\|range_const\|ceil_div\|min\|max\|exp\|exp2\|log\|log2\|sqrt\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(rsqrt\|abs\|fma\|floor\|sizeof_bits\|barrier\|shuffle\|atomic_add\|printf\|load\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(store\|zeros_like\|universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_S\|partition_D\|partition_A\|partition_B\|partition_C\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_fragment_A\|partition_fragment_B\|partition_fragment_C\|retile\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(copy\|gemm\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tv_layout\|range\|range_const\|ceil_div\|min\|max\|clamp\|exp\|exp2\|log\|log2\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(sqrt\|rsqrt\|abs\|fma\|floor\|ceil\|trunc\|round\|roundeven\|sizeof_bits\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(barrier\|shuffle\|atomic_add\|printf\|load\|store\|zeros_like\|universal\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(copy_atom\|mma_atom\|tiled_copy\|tiled_mma\|partition_S\|partition_D\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_A\|partition_B\|partition_C\|partition_fragment_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_fragment_B\|partition_fragment_C\|retile\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
 " The fields of a launch block, launch k { grid = ...; block = ...; shared
