@@ -2,7 +2,8 @@
  *
  *   fly_trace.c        the module, kernels and their parameters, control flow
  *   fly_trace_values.c types, constants, the handles of values
- *   fly_trace_ops.c    the operations: arithmetic, GPU, math, tensors, atoms */
+ *   fly_trace_ops.c    the operations: arithmetic, GPU, math, tensors, atoms
+ *   fly_trace_convert.c conversions: `as` and convert(x, T, rounding, saturate) */
 #ifndef FLY_TRACE_INTERNAL_H
 #define FLY_TRACE_INTERNAL_H
 
@@ -74,6 +75,13 @@ int fly_trace_runtime_leaves(const FlyVal *v, const FlyVal **out, int cap);
    indices: fly.crd2idx and fly.idx2crd on int tuples and a static layout. */
 bool fly_trace_crd2idx(FlyTrace *t, FlyVal *result, const FlyVal *const *args, const FlyNode *at);
 bool fly_trace_idx2crd(FlyTrace *t, FlyVal *result, const FlyVal *const *args, const FlyNode *at);
+
+/* ---- fly_trace_convert.c ------------------------------------------------------------------ */
+
+/* The CONVERT opcode's value, of type rt: args[0] converted as `as` does
+   (n 1), or as convert does with its rounding and saturation (n 3). Null
+   after an error. */
+MlirValue fly_trace_convert(FlyTrace *t, const FlyType *rt, int n, const FlyVal *const *args);
 
 /* ---- fly_trace_ops.c --------------------------------------------------------------------- */
 

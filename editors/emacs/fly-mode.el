@@ -77,10 +77,10 @@
     "flat_product" "blocked_product" "raked_product" "recast" "swizzle" "make_layout"
     "make_ordered_layout" "make_row_major" "max_common_vector" "max_common_layout"
     "tv_layout" "range" "range_const" "ceil_div" "min" "max" "clamp" "exp" "exp2" "log" "log2"
-    "sqrt" "rsqrt" "abs" "fma" "floor" "ceil" "trunc" "round" "roundeven" "sizeof_bits"
-    "barrier" "shuffle" "atomic_add" "printf" "load" "store" "zeros_like" "universal"
-    "copy_atom" "mma_atom" "tiled_copy" "tiled_mma" "partition_S" "partition_D"
-    "partition_A" "partition_B" "partition_C" "partition_fragment_A"
+    "sqrt" "rsqrt" "abs" "fma" "floor" "ceil" "trunc" "round" "roundeven" "convert"
+    "sizeof_bits" "barrier" "shuffle" "atomic_add" "printf" "load" "store" "zeros_like"
+    "universal" "copy_atom" "mma_atom" "tiled_copy" "tiled_mma" "partition_S"
+    "partition_D" "partition_A" "partition_B" "partition_C" "partition_fragment_A"
     "partition_fragment_B" "partition_fragment_C" "retile" "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
 ;; END flyc vocabulary

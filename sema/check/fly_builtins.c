@@ -105,7 +105,10 @@ int fly_arg_choice(FlyInterp *I, const FlyArgs *a, const char *name, const char 
   size_t n = 0;
   for (int i = 0; choices[i] && n < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s\"%s\"", i ? ", " : "", choices[i]);
-  fly_err(I, at, "%s is one of %s, not %s", name, list, fly_val_describe(&I->A, v));
+  if (v->kind == FLY_V_STR)
+    fly_err(I, at, "%s is one of %s, not \"%.*s\"", name, list, (int)v->len, v->s);
+  else
+    fly_err(I, at, "%s is one of %s, not %s", name, list, fly_val_describe(&I->A, v));
   return -1;
 }
 

@@ -54,10 +54,10 @@ syn match   flyBuiltinFunction "\<\%(tiled_divide\|flat_divide\|logical_product\
 syn match   flyBuiltinFunction "\<\%(flat_product\|blocked_product\|raked_product\|recast\|swizzle\|make_layout\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(make_ordered_layout\|make_row_major\|max_common_vector\|max_common_layout\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(tv_layout\|range\|range_const\|ceil_div\|min\|max\|clamp\|exp\|exp2\|log\|log2\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(sqrt\|rsqrt\|abs\|fma\|floor\|ceil\|trunc\|round\|roundeven\|sizeof_bits\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(barrier\|shuffle\|atomic_add\|printf\|load\|store\|zeros_like\|universal\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(copy_atom\|mma_atom\|tiled_copy\|tiled_mma\|partition_S\|partition_D\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_A\|partition_B\|partition_C\|partition_fragment_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(sqrt\|rsqrt\|abs\|fma\|floor\|ceil\|trunc\|round\|roundeven\|convert\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(sizeof_bits\|barrier\|shuffle\|atomic_add\|printf\|load\|store\|zeros_like\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\|partition_S\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_D\|partition_A\|partition_B\|partition_C\|partition_fragment_A\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(partition_fragment_B\|partition_fragment_C\|retile\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
