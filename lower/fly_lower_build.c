@@ -206,6 +206,19 @@ MlirType fly_lower_storage_type(MlirType t) {
   return mlirVectorTypeGet(1, &n, i8);
 }
 
+MlirValue fly_build_constant(FlyBuild *b, MlirType t, const char *value) {
+  char *et = fly_lower_type_text(mlirTypeIsAVector(t) ? mlirShapedTypeGetElementType(t) : t);
+  char *vt = fly_lower_type_text(t), text[128];
+  if (mlirTypeIsAVector(t))
+    snprintf(text, sizeof text, "dense<%s> : %s", value, vt ? vt : "");
+  else
+    snprintf(text, sizeof text, "%s : %s", value, et ? et : "");
+  free(et);
+  free(vt);
+  MlirNamedAttribute a = fly_mlir_named(b->m, "value", fly_build_attr(b, text));
+  return fly_build_op1(b, "arith.constant", t, 0, NULL, 1, &a);
+}
+
 MlirValue fly_build_bitcast(FlyBuild *b, MlirValue v, MlirType t) {
   if (mlirTypeEqual(mlirValueGetType(v), t))
     return v;

@@ -60,6 +60,9 @@ int fly_layout_dynamic_count(const FlyLayout *L);
 MlirValue fly_build_i32(FlyBuild *b, int64_t c);
 MlirValue fly_build_op1(FlyBuild *b, const char *name, MlirType res, int n, const MlirValue *v,
                         int nattr, const MlirNamedAttribute *attr);
+/* A constant of type t, a scalar or a vector splatting it, from its
+   value's text ("1", "-0.0", "0x7FC00000"). */
+MlirValue fly_build_constant(FlyBuild *b, MlirType t, const char *value);
 /* An attribute from its text ("16 : i64", "array<i32: 0, 1>"). */
 MlirAttribute fly_build_attr(FlyBuild *b, const char *text);
 /* ptr + off elements of type elem (llvm.getelementptr); ptr itself for 0. */

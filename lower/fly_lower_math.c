@@ -12,18 +12,9 @@
 /* ---- math ----------------------------------------------------------------------------------- */
 
 static MlirValue splat(FlyBuild *b, MlirType t, double f) {
-  char text[96];
-  if (mlirTypeIsAVector(t)) {
-    char *et = fly_lower_type_text(t);
-    snprintf(text, sizeof text, "dense<%.17e> : %s", f, et ? et : "f32");
-    free(et);
-  } else {
-    char *et = fly_lower_type_text(t);
-    snprintf(text, sizeof text, "%.17e : %s", f, et ? et : "f32");
-    free(et);
-  }
-  MlirNamedAttribute a = fly_mlir_named(b->m, "value", fly_build_attr(b, text));
-  return fly_build_op1(b, "arith.constant", t, 0, NULL, 1, &a);
+  char text[32];
+  snprintf(text, sizeof text, "%.17e", f);
+  return fly_build_constant(b, t, text);
 }
 
 MlirValue fly_build_intrinsic(FlyBuild *b, const char *name, MlirType t, int n,

@@ -60,21 +60,6 @@ static MlirValue pick(FlyBuild *b, MlirValue c, MlirValue x, MlirValue y) {
   MlirValue v[3] = {c, x, y};
   return fly_build_op1(b, "arith.select", mlirValueGetType(x), 3, v, 0, NULL);
 }
-/* A constant of type t (a scalar, or a vector of them splatted), from its
-   value's text ("1", "0x7FC0", "-0.0"). */
-static MlirValue splat(FlyBuild *b, MlirType t, const char *value) {
-  char *et = fly_lower_type_text(fly_elem_of(t)), text[96];
-  if (mlirTypeIsAVector(t)) {
-    char *vt = fly_lower_type_text(t);
-    snprintf(text, sizeof text, "dense<%s> : %s", value, vt ? vt : "");
-    free(vt);
-  } else {
-    snprintf(text, sizeof text, "%s : %s", value, et ? et : "");
-  }
-  free(et);
-  MlirNamedAttribute a = fly_mlir_named(b->m, "value", fly_build_attr(b, text));
-  return fly_build_op1(b, "arith.constant", t, 0, NULL, 1, &a);
-}
 /* t with its element replaced by e. */
 static MlirType with_elem(MlirType t, MlirType e) {
   return mlirTypeIsAVector(t) ? fly_vec_type((int)mlirShapedTypeGetDimSize(t, 0), e) : e;
@@ -98,8 +83,8 @@ static MlirValue amd_trunc_rounded(FlyBuild *b, MlirValue x, MlirType to, int mo
   MlirValue r = fly_build_op1(b, "arith.truncf", to, 1, &x, 0, NULL);
   MlirValue back = fly_build_op1(b, "arith.extf", t, 1, &r, 0, NULL);
   MlirValue rb = fly_build_op1(b, "arith.bitcast", bt, 1, &r, 0, NULL);
-  MlirValue neg = cmp(b, "arith.cmpi", 2 /* slt */, rb, splat(b, bt, "0"));
-  MlirValue one = splat(b, bt, "1"), minus = splat(b, bt, "-1");
+  MlirValue neg = cmp(b, "arith.cmpi", 2 /* slt */, rb, fly_build_constant(b, bt, "0"));
+  MlirValue one = fly_build_constant(b, bt, "1"), minus = fly_build_constant(b, bt, "-1");
   MlirValue wrong, delta;
   if (mode == 3) { /* toward zero: |back| > |x| */
     MlirValue ab = fly_build_intrinsic(b, "llvm.fabs", t, 1, &back);
@@ -134,29 +119,32 @@ static MlirValue fnuz_pack_fix(FlyBuild *b, MlirValue pair, MlirValue bytes) {
   MlirType b2 = fly_vec_type(2, i8);
   MlirValue nan = cmp(b, "arith.cmpf", 14 /* uno */, pair, pair);
   MlirValue xi = fly_build_op1(b, "arith.bitcast", fly_vec_type(2, i32), 1, &pair, 0, NULL);
-  MlirValue neg = cmp(b, "arith.cmpi", 2 /* slt */, xi, splat(b, fly_vec_type(2, i32), "0"));
-  MlirValue low = op2(b, "arith.andi", b2, bytes, splat(b, b2, "127"));
-  MlirValue zero = cmp(b, "arith.cmpi", 0 /* eq */, low, splat(b, b2, "0"));
-  MlirValue signed_zero = pick(b, neg, splat(b, b2, "-128"), splat(b, b2, "0"));
+  MlirValue neg =
+      cmp(b, "arith.cmpi", 2 /* slt */, xi, fly_build_constant(b, fly_vec_type(2, i32), "0"));
+  MlirValue low = op2(b, "arith.andi", b2, bytes, fly_build_constant(b, b2, "127"));
+  MlirValue zero = cmp(b, "arith.cmpi", 0 /* eq */, low, fly_build_constant(b, b2, "0"));
+  MlirValue signed_zero =
+      pick(b, neg, fly_build_constant(b, b2, "-128"), fly_build_constant(b, b2, "0"));
   MlirValue r = pick(b, zero, signed_zero, bytes);
-  return pick(b, nan, splat(b, b2, "127"), r);
+  return pick(b, nan, fly_build_constant(b, b2, "127"), r);
 }
 
 /* Unpacking on gfx942: twice the FNUZ value, then OCP's own codes. */
 static MlirValue fnuz_unpack_fix(FlyBuild *b, MlirValue bytes, MlirValue v, bool e5m2) {
   MlirType i8 = mlirIntegerTypeGet(b->m->ctx, 8), f32 = mlirF32TypeGet(b->m->ctx);
   MlirType b2 = fly_vec_type(2, i8), v2 = fly_vec_type(2, f32);
-  MlirValue r = op2(b, "arith.mulf", v2, v, splat(b, v2, "2.0"));
-  MlirValue low = op2(b, "arith.andi", b2, bytes, splat(b, b2, "127"));
-  MlirValue minus_zero = cmp(b, "arith.cmpi", 0 /* eq */, bytes, splat(b, b2, "-128"));
-  r = pick(b, minus_zero, splat(b, v2, "-0.0"), r);
-  MlirValue nan = splat(b, v2, "0x7FC00000");
+  MlirValue r = op2(b, "arith.mulf", v2, v, fly_build_constant(b, v2, "2.0"));
+  MlirValue low = op2(b, "arith.andi", b2, bytes, fly_build_constant(b, b2, "127"));
+  MlirValue minus_zero = cmp(b, "arith.cmpi", 0 /* eq */, bytes, fly_build_constant(b, b2, "-128"));
+  r = pick(b, minus_zero, fly_build_constant(b, v2, "-0.0"), r);
+  MlirValue nan = fly_build_constant(b, v2, "0x7FC00000");
   if (!e5m2)
-    return pick(b, cmp(b, "arith.cmpi", 0 /* eq */, low, splat(b, b2, "127")), nan, r);
-  MlirValue neg = cmp(b, "arith.cmpi", 2 /* slt */, bytes, splat(b, b2, "0"));
-  MlirValue inf = pick(b, neg, splat(b, v2, "0xFF800000"), splat(b, v2, "0x7F800000"));
-  r = pick(b, cmp(b, "arith.cmpi", 0 /* eq */, low, splat(b, b2, "124")), inf, r);
-  return pick(b, cmp(b, "arith.cmpi", 8 /* ugt */, low, splat(b, b2, "124")), nan, r);
+    return pick(b, cmp(b, "arith.cmpi", 0 /* eq */, low, fly_build_constant(b, b2, "127")), nan, r);
+  MlirValue neg = cmp(b, "arith.cmpi", 2 /* slt */, bytes, fly_build_constant(b, b2, "0"));
+  MlirValue inf = pick(b, neg, fly_build_constant(b, v2, "0xFF800000"),
+                       fly_build_constant(b, v2, "0x7F800000"));
+  r = pick(b, cmp(b, "arith.cmpi", 0 /* eq */, low, fly_build_constant(b, b2, "124")), inf, r);
+  return pick(b, cmp(b, "arith.cmpi", 8 /* ugt */, low, fly_build_constant(b, b2, "124")), nan, r);
 }
 
 static bool is_fnuz(const FlyTarget *t) {
@@ -176,12 +164,13 @@ static MlirValue amd_fp8_pack(FlyBuild *b, const FlyTarget *t, MlirValue pair, M
   char max[32], min[32];
   snprintf(max, sizeof max, "%.1f", f8_max(f8));
   snprintf(min, sizeof min, "-%.1f", f8_max(f8));
-  MlirValue lo[2] = {pair, splat(b, v2, min)};
-  MlirValue hi[2] = {fly_build_intrinsic(b, "llvm.maximum", v2, 2, lo), splat(b, v2, max)};
+  MlirValue lo[2] = {pair, fly_build_constant(b, v2, min)};
+  MlirValue hi[2] = {fly_build_intrinsic(b, "llvm.maximum", v2, 2, lo),
+                     fly_build_constant(b, v2, max)};
   MlirValue x = fly_build_intrinsic(b, "llvm.minimum", v2, 2, hi);
   bool fnuz = is_fnuz(t);
   if (fnuz)
-    x = op2(b, "arith.mulf", v2, x, splat(b, v2, "0.5"));
+    x = op2(b, "arith.mulf", v2, x, fly_build_constant(b, v2, "0.5"));
   MlirValue ops[3] = {fly_build_extract(b, x, 0, f32), fly_build_extract(b, x, 1, f32),
                       fly_build_op1(b, "llvm.mlir.poison", i32, 0, NULL, 0, NULL)};
   MlirNamedAttribute word = fly_mlir_named(b->m, "wordSel", mlirBoolAttrGet(ctx, 0));
