@@ -152,8 +152,9 @@ MlirValue fly_build_gep(FlyBuild *b, MlirValue ptr, MlirType elem, FlySym off) {
     n = 2;
     snprintf(raw, sizeof raw, "array<i32: %d>", INT32_MIN);
   }
-  MlirNamedAttribute a[2] = {fly_mlir_named(b->m, "elem_type", mlirTypeAttrGet(elem)),
-                             fly_mlir_named(b->m, "rawConstantIndices", fly_build_attr(b, raw))};
+  MlirNamedAttribute a[2] = {
+      fly_mlir_named(b->m, "elem_type", mlirTypeAttrGet(fly_lower_storage_type(elem))),
+      fly_mlir_named(b->m, "rawConstantIndices", fly_build_attr(b, raw))};
   return fly_build_op1(b, "llvm.getelementptr", mlirValueGetType(ptr), n, v, 2, a);
 }
 
@@ -188,6 +189,40 @@ void fly_build_error(FlyBuild *b, const char *fmt, ...) {
   va_end(ap);
   mlirEmitError(b->loc, msg);
   b->failed = true;
+}
+
+bool fly_lower_is_f8(MlirType t) {
+  MlirType e = mlirTypeIsAVector(t) ? mlirShapedTypeGetElementType(t) : t;
+  return mlirTypeIsAFloat8E4M3FN(e) || mlirTypeIsAFloat8E5M2(e);
+}
+
+MlirType fly_lower_storage_type(MlirType t) {
+  if (!fly_lower_is_f8(t))
+    return t;
+  MlirType i8 = mlirIntegerTypeGet(mlirTypeGetContext(t), 8);
+  if (!mlirTypeIsAVector(t))
+    return i8;
+  int64_t n = mlirShapedTypeGetDimSize(t, 0);
+  return mlirVectorTypeGet(1, &n, i8);
+}
+
+MlirValue fly_build_constant(FlyBuild *b, MlirType t, const char *value) {
+  char *et = fly_lower_type_text(mlirTypeIsAVector(t) ? mlirShapedTypeGetElementType(t) : t);
+  char *vt = fly_lower_type_text(t), text[128];
+  if (mlirTypeIsAVector(t))
+    snprintf(text, sizeof text, "dense<%s> : %s", value, vt ? vt : "");
+  else
+    snprintf(text, sizeof text, "%s : %s", value, et ? et : "");
+  free(et);
+  free(vt);
+  MlirNamedAttribute a = fly_mlir_named(b->m, "value", fly_build_attr(b, text));
+  return fly_build_op1(b, "arith.constant", t, 0, NULL, 1, &a);
+}
+
+MlirValue fly_build_bitcast(FlyBuild *b, MlirValue v, MlirType t) {
+  if (mlirTypeEqual(mlirValueGetType(v), t))
+    return v;
+  return fly_build_op1(b, "arith.bitcast", t, 1, &v, 0, NULL);
 }
 
 int fly_lower_type_bytes(MlirType t) {

@@ -60,6 +60,9 @@ int fly_layout_dynamic_count(const FlyLayout *L);
 MlirValue fly_build_i32(FlyBuild *b, int64_t c);
 MlirValue fly_build_op1(FlyBuild *b, const char *name, MlirType res, int n, const MlirValue *v,
                         int nattr, const MlirNamedAttribute *attr);
+/* A constant of type t, a scalar or a vector splatting it, from its
+   value's text ("1", "-0.0", "0x7FC00000"). */
+MlirValue fly_build_constant(FlyBuild *b, MlirType t, const char *value);
 /* An attribute from its text ("16 : i64", "array<i32: 0, 1>"). */
 MlirAttribute fly_build_attr(FlyBuild *b, const char *text);
 /* ptr + off elements of type elem (llvm.getelementptr); ptr itself for 0. */
@@ -73,6 +76,13 @@ void fly_build_error(FlyBuild *b, const char *fmt, ...) __attribute__((format(pr
 
 /* The bytes of a scalar type (f16 2, f32 4 ...); 0 for others. */
 int fly_lower_type_bytes(MlirType t);
+/* Whether t is f8E4M3FN or f8E5M2, or a vector of them. LLVM has no 8-bit
+   floats: memory holds them as i8 (the storage type of t: t itself for
+   other types), and arith.bitcast, which the LLVM conversion erases,
+   turns one into the other. v as type t (v itself when it has that type). */
+bool fly_lower_is_f8(MlirType t);
+MlirType fly_lower_storage_type(MlirType t);
+MlirValue fly_build_bitcast(FlyBuild *b, MlirValue v, MlirType t);
 
 /* ---- memrefs -------------------------------------------------------------------------------- */
 

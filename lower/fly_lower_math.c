@@ -12,18 +12,9 @@
 /* ---- math ----------------------------------------------------------------------------------- */
 
 static MlirValue splat(FlyBuild *b, MlirType t, double f) {
-  char text[96];
-  if (mlirTypeIsAVector(t)) {
-    char *et = fly_lower_type_text(t);
-    snprintf(text, sizeof text, "dense<%.17e> : %s", f, et ? et : "f32");
-    free(et);
-  } else {
-    char *et = fly_lower_type_text(t);
-    snprintf(text, sizeof text, "%.17e : %s", f, et ? et : "f32");
-    free(et);
-  }
-  MlirNamedAttribute a = fly_mlir_named(b->m, "value", fly_build_attr(b, text));
-  return fly_build_op1(b, "arith.constant", t, 0, NULL, 1, &a);
+  char text[32];
+  snprintf(text, sizeof text, "%.17e", f);
+  return fly_build_constant(b, t, text);
 }
 
 MlirValue fly_build_intrinsic(FlyBuild *b, const char *name, MlirType t, int n,
@@ -61,7 +52,9 @@ static void math(FlyBuild *b, MlirOperation op, const char *name, const FlyTarge
                            name);
   MlirType ct = t;
   MlirValue in[3];
-  bool narrow = mlirTypeIsAF16(e) || mlirTypeIsABF16(e);
+  /* fma has 16-bit instructions (fma.rn.f16, v_fma_f16 ...): in f32 its
+     result would be rounded twice. */
+  bool narrow = (mlirTypeIsAF16(e) || mlirTypeIsABF16(e)) && strcmp(name, "fma") != 0;
   if (narrow) {
     MlirType f32 = mlirF32TypeGet(b->m->ctx);
     if (mlirTypeIsAVector(t)) {
@@ -116,18 +109,25 @@ static void min_max(FlyBuild *b, MlirOperation op, bool max) {
   mlirOperationDestroy(op);
 }
 
-static bool is_f8(MlirType t) {
-  t = fly_elem_of(t);
-  return mlirTypeIsAFloat8E4M3FN(t) || mlirTypeIsAFloat8E5M2(t);
-}
-
-/* LLVM has no 8-bit float type, so these conversions need code of their
-   own (or the cvt instructions of CDNA3 and Hopper); until then they are
-   reported where the cast is. */
-static void float_cast(FlyBuild *b, MlirOperation op) {
-  if (is_f8(mlirValueGetType(mlirOperationGetOperand(op, 0))) ||
-      is_f8(mlirValueGetType(mlirOperationGetResult(op, 0))))
-    fly_build_error(b, "conversions to and from f8e4m3 and f8e5m2 are not lowered yet");
+/* Casts: of the 8-bit floats, which LLVM does not have, with the fp8
+   instructions (fly_lower_fp8.c); a narrowing with a directed rounding
+   (convert(x, T, rounding = ...)) with the vendor's. The others stay for
+   the upstream conversion. */
+static void float_cast(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h) {
+  MlirValue x = mlirOperationGetOperand(op, 0);
+  MlirValue r = mlirOperationGetResult(op, 0);
+  if (fly_lower_is_f8(mlirValueGetType(x)) || fly_lower_is_f8(mlirValueGetType(r)))
+    return fly_lower_fp8(b, op, h);
+  int mode = (int)fly_lower_int_attr(op, "roundingmode", 0);
+  if (!fly_lower_is(op, "arith.truncf") || mode == 0)
+    return;
+  if (mode > 3)
+    return fly_build_error(b, "internal error: the rounding mode %d of a conversion", mode);
+  MlirValue v = h->trunc_rounded(b, x, mlirValueGetType(r), mode);
+  if (b->failed)
+    return;
+  mlirValueReplaceAllUsesOfWith(r, v);
+  mlirOperationDestroy(op);
 }
 
 bool fly_lower_math_wanted(MlirOperation op) {
@@ -146,5 +146,5 @@ void fly_lower_math(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h) {
   else if (fly_lower_is(op, "arith.maxnumf") || fly_lower_is(op, "arith.minnumf"))
     min_max(b, op, fly_lower_is(op, "arith.maxnumf"));
   else
-    float_cast(b, op);
+    float_cast(b, op, h);
 }

@@ -170,11 +170,12 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
       int v = bytes ? bits / (8 * bytes) : 1;
       if (v < 1)
         v = 1;
-      Ptrs ps = {s.ptr, s.type.elem, {{0}}, {{NULL}}, 0, 0};
-      Ptrs pd = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
+      MlirType elem = fly_lower_storage_type(s.type.elem); /* bytes are bytes */
+      Ptrs ps = {s.ptr, elem, {{0}}, {{NULL}}, 0, 0};
+      Ptrs pd = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
       for (int i = 0; i < es.n;) {
         int w = v > 1 && i % v == 0 && run_of(&es, i, v) && run_of(&ed, i, v) ? v : 1;
-        MlirType t = w > 1 ? fly_vec_type(w, s.type.elem) : s.type.elem;
+        MlirType t = w > 1 ? fly_vec_type(w, elem) : elem;
         MlirValue x = fly_build_load(b, t, ptr_at(b, &ps, &es.off[i]), w * bytes);
         fly_build_store(b, x, ptr_at(b, &pd, &ed.off[i]), w * bytes);
         i += w;
@@ -196,12 +197,13 @@ void fly_lower_load(FlyBuild *b, MlirOperation op) {
   FlyMemDesc d;
   if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 0), &d))
     return;
-  MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+  MlirType result = mlirValueGetType(mlirOperationGetResult(op, 0));
+  MlirType rt = fly_lower_storage_type(result), elem = fly_lower_storage_type(d.type.elem);
   Elems e = {0};
   int bytes = fly_lower_type_bytes(d.type.elem);
   MlirValue r = {NULL};
   if (elems_of(b, &d, &e)) {
-    Ptrs p = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
+    Ptrs p = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
     if (!is_vector(rt)) {
       r = fly_build_load(b, rt, ptr_at(b, &p, &e.off[0]), bytes);
     } else if (run_of(&e, 0, e.n)) {
@@ -209,9 +211,9 @@ void fly_lower_load(FlyBuild *b, MlirOperation op) {
     } else {
       r = fly_build_op1(b, "llvm.mlir.poison", rt, 0, NULL, 0, NULL);
       for (int i = 0; i < e.n; i++)
-        r = fly_build_insert(b, r, fly_build_load(b, d.type.elem, ptr_at(b, &p, &e.off[i]), bytes),
-                             i);
+        r = fly_build_insert(b, r, fly_build_load(b, elem, ptr_at(b, &p, &e.off[i]), bytes), i);
     }
+    r = fly_build_bitcast(b, r, result);
   }
   free(e.off);
   fly_memdesc_free(&d);
@@ -229,7 +231,9 @@ void fly_lower_store(FlyBuild *b, MlirOperation op) {
   Elems e = {0};
   int bytes = fly_lower_type_bytes(d.type.elem);
   if (elems_of(b, &d, &e)) {
-    Ptrs p = {d.ptr, d.type.elem, {{0}}, {{NULL}}, 0, 0};
+    MlirType elem = fly_lower_storage_type(d.type.elem);
+    Ptrs p = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
+    x = fly_build_bitcast(b, x, fly_lower_storage_type(mlirValueGetType(x)));
     if (!is_vector(mlirValueGetType(x))) {
       for (int i = 0; i < e.n; i++)
         fly_build_store(b, x, ptr_at(b, &p, &e.off[i]), bytes);
@@ -237,8 +241,7 @@ void fly_lower_store(FlyBuild *b, MlirOperation op) {
       fly_build_store(b, x, ptr_at(b, &p, &e.off[0]), bytes);
     } else {
       for (int i = 0; i < e.n; i++)
-        fly_build_store(b, fly_build_extract(b, x, i, d.type.elem), ptr_at(b, &p, &e.off[i]),
-                        bytes);
+        fly_build_store(b, fly_build_extract(b, x, i, elem), ptr_at(b, &p, &e.off[i]), bytes);
     }
   }
   free(e.off);

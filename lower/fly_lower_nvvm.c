@@ -1,7 +1,8 @@
 /* fly_lower_nvvm.c — NVIDIA's part of the target pass, convert-fly-to-nvvm
  * (fly_lower_target.h): mma.sync through the upstream nvgpu dialect (NVVM
- * directly for bf16), log2 as lg2.approx, atomics as PTX where LLVM 22
- * loses their scope or order. */
+ * directly for bf16), log2 as lg2.approx, conversions with a directed
+ * rounding as cvt.rz/rm/rp, the fp8 conversions of sm_89 and later, and
+ * atomics as PTX where LLVM 22 loses their scope or order. */
 #include <stdio.h>
 #include <string.h>
 
@@ -211,6 +212,66 @@ static MlirValue atomic_rmw(FlyBuild *b, const FlyAtomicRmw *a) {
   return ptx_atom(b, a, op);
 }
 
+/* A narrowing with a directed rounding: PTX's cvt has each one
+   (cvt.rz.f16.f32, cvt.rm.bf16.f32, cvt.rp.f32.f64 ...), of which LLVM
+   reaches a few through intrinsics; inline PTX says each directly, element
+   by element. 16-bit results come back in 16-bit integer registers. */
+static MlirValue nv_trunc_rounded(FlyBuild *b, MlirValue x, MlirType to, int mode) {
+  static const char *const rnd[] = {"rn", "rm", "rp", "rz"};
+  MlirType t = mlirValueGetType(x), from = fly_elem_of(t), e = fly_elem_of(to);
+  bool wide = mlirTypeIsAF32(e), f64 = mlirTypeIsAF64(from);
+  char text[48], constraints[8];
+  snprintf(text, sizeof text, "cvt.%s.%s.%s $0, $1;", rnd[mode],
+           wide                 ? "f32"
+           : mlirTypeIsABF16(e) ? "bf16"
+                                : "f16",
+           f64 ? "f64" : "f32");
+  snprintf(constraints, sizeof constraints, "=%c,%c", wide ? 'f' : 'h', f64 ? 'd' : 'f');
+  MlirType asm_type = wide ? e : mlirIntegerTypeGet(b->m->ctx, 16);
+  MlirNamedAttribute a[2] = {
+      fly_mlir_named(b->m, "asm_string", fly_mlir_str_attr(b->m, text)),
+      fly_mlir_named(b->m, "constraints", fly_mlir_str_attr(b->m, constraints))};
+  int n = mlirTypeIsAVector(t) ? (int)mlirShapedTypeGetDimSize(t, 0) : 0;
+  MlirValue r = fly_build_op1(b, "llvm.mlir.poison", to, 0, NULL, 0, NULL);
+  for (int i = 0; i < (n ? n : 1); i++) {
+    MlirValue v = n ? fly_build_extract(b, x, i, from) : x;
+    MlirValue c = fly_build_op1(b, "llvm.inline_asm", asm_type, 1, &v, 2, a);
+    if (!wide)
+      c = fly_build_op1(b, "llvm.bitcast", e, 1, &c, 0, NULL);
+    if (!n)
+      return c;
+    r = fly_build_insert(b, r, c, i);
+  }
+  return r;
+}
+
+/* The fp8 cvt of sm_89 and later (the semantic pass keeps the others from
+   here): two f32 (cvt.rn.satfinite.e4m3x2.f32, the first operand into the
+   high byte) or an f16x2 (cvt.rn.satfinite.e4m3x2.f16x2) to two bytes, and
+   two bytes to an f16x2 (cvt.rn.f16x2.e4m3x2); the same for e5m2. */
+static MlirValue nv_fp8_pack(FlyBuild *b, const FlyTarget *t, MlirValue pair, MlirType f8) {
+  (void)t;
+  MlirType i16 = mlirIntegerTypeGet(b->m->ctx, 16), e = fly_elem_of(mlirValueGetType(pair));
+  MlirNamedAttribute a[4] = {
+      fly_mlir_named(b->m, "dstTy", mlirTypeAttrGet(f8)),
+      fly_mlir_named(b->m, "relu", mlirBoolAttrGet(b->m->ctx, 0)),
+      fly_mlir_named(b->m, "rnd", fly_build_attr(b, "#nvvm.fp_rnd_mode<rn>")),
+      fly_mlir_named(b->m, "sat", fly_build_attr(b, "#nvvm.sat_mode<satfinite>"))};
+  if (mlirTypeIsAF16(e))
+    return fly_build_op1(b, "nvvm.convert.f16x2.to.f8x2", i16, 1, &pair, 2, a);
+  MlirValue v[2] = {fly_build_extract(b, pair, 1, e), fly_build_extract(b, pair, 0, e)};
+  return fly_build_op1(b, "nvvm.convert.f32x2.to.f8x2", i16, 2, v, 4, a);
+}
+
+static MlirValue nv_fp8_unpack(FlyBuild *b, const FlyTarget *t, MlirValue bytes, MlirType f8) {
+  (void)t;
+  MlirType i8 = mlirIntegerTypeGet(b->m->ctx, 8), f16 = mlirF16TypeGet(b->m->ctx);
+  MlirValue q = fly_build_op1(b, "llvm.bitcast", fly_vec_type(2, i8), 1, &bytes, 0, NULL);
+  MlirNamedAttribute a[2] = {fly_mlir_named(b->m, "relu", mlirBoolAttrGet(b->m->ctx, 0)),
+                             fly_mlir_named(b->m, "srcType", mlirTypeAttrGet(f8))};
+  return fly_build_op1(b, "nvvm.convert.f8x2.to.f16x2", fly_vec_type(2, f16), 1, &q, 2, a);
+}
+
 static bool wants(MlirOperation op) {
   (void)op;
   return false;
@@ -221,5 +282,13 @@ static void rewrite(FlyBuild *b, MlirOperation op) {
   (void)op;
 }
 
-const FlyTargetHooks fly_nvvm_hooks = {FLY_VENDOR_NVIDIA, mma,       nv_log2,   wants,
-                                       rewrite,           syncscope, atomic_rmw};
+const FlyTargetHooks fly_nvvm_hooks = {.vendor = FLY_VENDOR_NVIDIA,
+                                       .mma = mma,
+                                       .log2 = nv_log2,
+                                       .trunc_rounded = nv_trunc_rounded,
+                                       .fp8_pack = nv_fp8_pack,
+                                       .fp8_unpack = nv_fp8_unpack,
+                                       .wants = wants,
+                                       .rewrite = rewrite,
+                                       .syncscope = syncscope,
+                                       .atomic_rmw = atomic_rmw};

@@ -1,7 +1,9 @@
 /* fly_lower_rocdl.c — AMD's part of the target pass, convert-fly-to-rocdl
  * (fly_lower_target.h): MFMA through the upstream amdgpu dialect, log2 as
- * the llvm.log2 intrinsic, block_dim/grid_dim from the dispatch packet, and
- * the memory atomics may touch. */
+ * the llvm.log2 intrinsic, block_dim/grid_dim from the dispatch packet,
+ * conversions with a directed rounding, the fp8 conversions (OCP on gfx950
+ * and gfx1201, OCP on top of FNUZ on gfx942), and the memory atomics may
+ * touch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,167 @@ static MlirValue mma(FlyBuild *b, const FlyMmaCall *c) {
 
 static MlirValue log2_(FlyBuild *b, MlirType t, MlirValue x) {
   return fly_build_intrinsic(b, "llvm.log2", t, 1, &x);
+}
+
+/* ---- conversions ---------------------------------------------------------------------------- */
+
+static MlirValue op2(FlyBuild *b, const char *name, MlirType t, MlirValue x, MlirValue y) {
+  MlirValue v[2] = {x, y};
+  return fly_build_op1(b, name, t, 2, v, 0, NULL);
+}
+static MlirValue cmp(FlyBuild *b, const char *name, int predicate, MlirValue x, MlirValue y) {
+  MlirType t = mlirValueGetType(x);
+  MlirType i1 = mlirIntegerTypeGet(b->m->ctx, 1);
+  MlirType rt = mlirTypeIsAVector(t) ? fly_vec_type((int)mlirShapedTypeGetDimSize(t, 0), i1) : i1;
+  MlirValue v[2] = {x, y};
+  MlirNamedAttribute p = fly_mlir_named(
+      b->m, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(b->m->ctx, 64), predicate));
+  return fly_build_op1(b, name, rt, 2, v, 1, &p);
+}
+static MlirValue pick(FlyBuild *b, MlirValue c, MlirValue x, MlirValue y) {
+  MlirValue v[3] = {c, x, y};
+  return fly_build_op1(b, "arith.select", mlirValueGetType(x), 3, v, 0, NULL);
+}
+/* t with its element replaced by e. */
+static MlirType with_elem(MlirType t, MlirType e) {
+  return mlirTypeIsAVector(t) ? fly_vec_type((int)mlirShapedTypeGetDimSize(t, 0), e) : e;
+}
+
+/* A narrowing with a directed rounding. CDNA rounds as its mode register
+   says, but LLVM's way to ask for that (llvm.fptrunc.round) takes a
+   metadata argument that MLIR 22 cannot pass. So the value is rounded to
+   nearest (v_cvt_f16_f32, v_cvt_f32_f64 ...), and where that went the other
+   way than asked (widened back, it is above x rounding down, below rounding
+   up, larger in magnitude rounding toward zero), moved one step back: one
+   more or one less in the bits of its magnitude, the next value of the
+   format (from the largest finite one to infinity and back, from zero to
+   the smallest subnormal). Exact, as the nearest value and the asked one
+   are the two neighbours of x. A NaN compares false and stays. */
+static MlirValue amd_trunc_rounded(FlyBuild *b, MlirValue x, MlirType to, int mode) {
+  MlirType t = mlirValueGetType(x);
+  unsigned bits = mlirFloatTypeGetWidth(fly_elem_of(to));
+  MlirType it = with_elem(t, mlirIntegerTypeGet(b->m->ctx, bits)),
+           bt = with_elem(to, fly_elem_of(it));
+  MlirValue r = fly_build_op1(b, "arith.truncf", to, 1, &x, 0, NULL);
+  MlirValue back = fly_build_op1(b, "arith.extf", t, 1, &r, 0, NULL);
+  MlirValue rb = fly_build_op1(b, "arith.bitcast", bt, 1, &r, 0, NULL);
+  MlirValue neg = cmp(b, "arith.cmpi", 2 /* slt */, rb, fly_build_constant(b, bt, "0"));
+  MlirValue one = fly_build_constant(b, bt, "1"), minus = fly_build_constant(b, bt, "-1");
+  MlirValue wrong, delta;
+  if (mode == 3) { /* toward zero: |back| > |x| */
+    MlirValue ab = fly_build_intrinsic(b, "llvm.fabs", t, 1, &back);
+    MlirValue ax = fly_build_intrinsic(b, "llvm.fabs", t, 1, &x);
+    wrong = cmp(b, "arith.cmpf", 2 /* ogt */, ab, ax);
+    delta = minus;
+  } else if (mode == 1) { /* downward: back > x */
+    wrong = cmp(b, "arith.cmpf", 2 /* ogt */, back, x);
+    delta = pick(b, neg, one, minus);
+  } else { /* upward: back < x */
+    wrong = cmp(b, "arith.cmpf", 4 /* olt */, back, x);
+    delta = pick(b, neg, minus, one);
+  }
+  MlirValue moved = op2(b, "arith.addi", bt, rb, delta);
+  MlirValue fixed = pick(b, wrong, moved, rb);
+  return fly_build_op1(b, "arith.bitcast", to, 1, &fixed, 0, NULL);
+}
+
+/* The OCP format's largest finite value (448, 57344). */
+static double f8_max(MlirType f8) { return fly_float_max(fly_lower_f8_type(f8)); }
+
+/* gfx942 converts the FNUZ formats only, whose bytes mean half what they
+   mean in OCP's (exponent bias 8 and 16, not 7 and 15) where both are
+   finite; OCP's 0x80 is -0 (FNUZ's NaN), its 0x7F and 0xFF are NaN in
+   E4M3 (FNUZ: ±240), its 0x7C and 0xFC ±infinity and 0x7D-0x7F, 0xFD-0xFF
+   NaN in E5M2 (FNUZ: finite). tests/unit/test_fp8.c checks the fix-ups
+   below on every byte. Packing: x / 2 in FNUZ is x in OCP once x is within
+   OCP's range (which the clamp before makes it); then NaN is OCP's 0x7F,
+   and a zero keeps x's sign (FNUZ has no -0). */
+static MlirValue fnuz_pack_fix(FlyBuild *b, MlirValue pair, MlirValue bytes) {
+  MlirType i8 = mlirIntegerTypeGet(b->m->ctx, 8), i32 = mlirIntegerTypeGet(b->m->ctx, 32);
+  MlirType b2 = fly_vec_type(2, i8);
+  MlirValue nan = cmp(b, "arith.cmpf", 14 /* uno */, pair, pair);
+  MlirValue xi = fly_build_op1(b, "arith.bitcast", fly_vec_type(2, i32), 1, &pair, 0, NULL);
+  MlirValue neg =
+      cmp(b, "arith.cmpi", 2 /* slt */, xi, fly_build_constant(b, fly_vec_type(2, i32), "0"));
+  MlirValue low = op2(b, "arith.andi", b2, bytes, fly_build_constant(b, b2, "127"));
+  MlirValue zero = cmp(b, "arith.cmpi", 0 /* eq */, low, fly_build_constant(b, b2, "0"));
+  MlirValue signed_zero =
+      pick(b, neg, fly_build_constant(b, b2, "-128"), fly_build_constant(b, b2, "0"));
+  MlirValue r = pick(b, zero, signed_zero, bytes);
+  return pick(b, nan, fly_build_constant(b, b2, "127"), r);
+}
+
+/* Unpacking on gfx942: twice the FNUZ value, then OCP's own codes. */
+static MlirValue fnuz_unpack_fix(FlyBuild *b, MlirValue bytes, MlirValue v, bool e5m2) {
+  MlirType i8 = mlirIntegerTypeGet(b->m->ctx, 8), f32 = mlirF32TypeGet(b->m->ctx);
+  MlirType b2 = fly_vec_type(2, i8), v2 = fly_vec_type(2, f32);
+  MlirValue r = op2(b, "arith.mulf", v2, v, fly_build_constant(b, v2, "2.0"));
+  MlirValue low = op2(b, "arith.andi", b2, bytes, fly_build_constant(b, b2, "127"));
+  MlirValue minus_zero = cmp(b, "arith.cmpi", 0 /* eq */, bytes, fly_build_constant(b, b2, "-128"));
+  r = pick(b, minus_zero, fly_build_constant(b, v2, "-0.0"), r);
+  MlirValue nan = fly_build_constant(b, v2, "0x7FC00000");
+  if (!e5m2)
+    return pick(b, cmp(b, "arith.cmpi", 0 /* eq */, low, fly_build_constant(b, b2, "127")), nan, r);
+  MlirValue neg = cmp(b, "arith.cmpi", 2 /* slt */, bytes, fly_build_constant(b, b2, "0"));
+  MlirValue inf = pick(b, neg, fly_build_constant(b, v2, "0xFF800000"),
+                       fly_build_constant(b, v2, "0x7F800000"));
+  r = pick(b, cmp(b, "arith.cmpi", 0 /* eq */, low, fly_build_constant(b, b2, "124")), inf, r);
+  return pick(b, cmp(b, "arith.cmpi", 8 /* ugt */, low, fly_build_constant(b, b2, "124")), nan, r);
+}
+
+static bool is_fnuz(const FlyTarget *t) {
+  return !fly_target_has(t, FLY_FEATURE_FP8) && fly_target_has(t, FLY_FEATURE_FP8_FNUZ);
+}
+
+/* v_cvt_pk_fp8_f32 and v_cvt_pk_bf8_f32 (two f32 into bytes 0 and 1 of a
+   word) round to nearest even but do not saturate: the values are clamped
+   to the format's finite range first (the NaN-propagating maximum and
+   minimum: an infinity becomes the largest value, a NaN stays). */
+static MlirValue amd_fp8_pack(FlyBuild *b, const FlyTarget *t, MlirValue pair, MlirType f8) {
+  MlirContext ctx = b->m->ctx;
+  MlirType f32 = mlirF32TypeGet(ctx), i32 = mlirIntegerTypeGet(ctx, 32);
+  MlirType v2 = fly_vec_type(2, f32);
+  if (!mlirTypeIsAF32(fly_elem_of(mlirValueGetType(pair))))
+    pair = fly_build_op1(b, "arith.extf", v2, 1, &pair, 0, NULL);
+  char max[32], min[32];
+  snprintf(max, sizeof max, "%.1f", f8_max(f8));
+  snprintf(min, sizeof min, "-%.1f", f8_max(f8));
+  MlirValue lo[2] = {pair, fly_build_constant(b, v2, min)};
+  MlirValue hi[2] = {fly_build_intrinsic(b, "llvm.maximum", v2, 2, lo),
+                     fly_build_constant(b, v2, max)};
+  MlirValue x = fly_build_intrinsic(b, "llvm.minimum", v2, 2, hi);
+  bool fnuz = is_fnuz(t);
+  if (fnuz)
+    x = op2(b, "arith.mulf", v2, x, fly_build_constant(b, v2, "0.5"));
+  MlirValue ops[3] = {fly_build_extract(b, x, 0, f32), fly_build_extract(b, x, 1, f32),
+                      fly_build_op1(b, "llvm.mlir.poison", i32, 0, NULL, 0, NULL)};
+  MlirNamedAttribute word = fly_mlir_named(b->m, "wordSel", mlirBoolAttrGet(ctx, 0));
+  const char *cvt = mlirTypeIsAFloat8E5M2(f8) ? "rocdl.cvt.pk.bf8.f32" : "rocdl.cvt.pk.fp8.f32";
+  MlirValue w = fly_build_op1(b, cvt, i32, 3, ops, 1, &word);
+  MlirType i16 = mlirIntegerTypeGet(ctx, 16);
+  w = fly_build_op1(b, "llvm.trunc", i16, 1, &w, 0, NULL);
+  if (!fnuz)
+    return w;
+  MlirType b2 = fly_vec_type(2, mlirIntegerTypeGet(ctx, 8));
+  MlirValue bytes = fly_build_op1(b, "llvm.bitcast", b2, 1, &w, 0, NULL);
+  bytes = fnuz_pack_fix(b, pair, bytes);
+  return fly_build_op1(b, "llvm.bitcast", i16, 1, &bytes, 0, NULL);
+}
+
+/* v_cvt_pk_f32_fp8 and v_cvt_pk_f32_bf8: bytes 0 and 1 of a word to two
+   f32, exactly. */
+static MlirValue amd_fp8_unpack(FlyBuild *b, const FlyTarget *t, MlirValue bytes, MlirType f8) {
+  MlirContext ctx = b->m->ctx;
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32), v2 = fly_vec_type(2, mlirF32TypeGet(ctx));
+  MlirValue w = fly_build_op1(b, "llvm.zext", i32, 1, &bytes, 0, NULL);
+  MlirNamedAttribute word = fly_mlir_named(b->m, "wordSel", mlirBoolAttrGet(ctx, 0));
+  bool e5m2 = mlirTypeIsAFloat8E5M2(f8);
+  MlirValue v =
+      fly_build_op1(b, e5m2 ? "rocdl.cvt.pk.f32.bf8" : "rocdl.cvt.pk.f32.fp8", v2, 1, &w, 1, &word);
+  if (!is_fnuz(t))
+    return v;
+  MlirType b2 = fly_vec_type(2, mlirIntegerTypeGet(ctx, 8));
+  return fnuz_unpack_fix(b, fly_build_op1(b, "llvm.bitcast", b2, 1, &bytes, 0, NULL), v, e5m2);
 }
 
 /* block_dim and grid_dim on AMD: the ROCDL conversion calls ROCm's device
@@ -107,5 +270,13 @@ static MlirValue atomic_rmw(FlyBuild *b, const FlyAtomicRmw *a) {
   return fly_build_atomicrmw(b, a, syncscope(a->scope), n, at);
 }
 
-const FlyTargetHooks fly_rocdl_hooks = {FLY_VENDOR_AMD, mma,       log2_,     wants,
-                                        rewrite,        syncscope, atomic_rmw};
+const FlyTargetHooks fly_rocdl_hooks = {.vendor = FLY_VENDOR_AMD,
+                                        .mma = mma,
+                                        .log2 = log2_,
+                                        .trunc_rounded = amd_trunc_rounded,
+                                        .fp8_pack = amd_fp8_pack,
+                                        .fp8_unpack = amd_fp8_unpack,
+                                        .wants = wants,
+                                        .rewrite = rewrite,
+                                        .syncscope = syncscope,
+                                        .atomic_rmw = atomic_rmw};

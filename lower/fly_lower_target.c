@@ -26,6 +26,26 @@ static const char *const makers[] = {"fly.make_memref", "fly.make_copy_atom", "f
 
 static const FlyTargetHooks *hooks;
 
+const FlyTarget *fly_lower_target_of(MlirOperation op) {
+  while (!mlirOperationIsNull(op) && !fly_lower_is(op, "gpu.module"))
+    op = mlirOperationGetParentOperation(op);
+  if (mlirOperationIsNull(op))
+    return NULL;
+  char *text = fly_lower_attr_text(
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("targets")));
+  const char *chip = text ? strstr(text, "chip = \"") : NULL;
+  const FlyTarget *t = NULL;
+  if (chip) {
+    chip += 8;
+    size_t n = strcspn(chip, "\"");
+    for (int i = 0; !t && fly_target_at(i); i++)
+      if (strlen(fly_target_at(i)->arch) == n && strncmp(fly_target_at(i)->arch, chip, n) == 0)
+        t = fly_target_at(i);
+  }
+  free(text);
+  return t;
+}
+
 static bool is_fly(MlirOperation op) {
   MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
   return n.length > 4 && memcmp(n.data, "fly.", 4) == 0;

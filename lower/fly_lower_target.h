@@ -6,13 +6,18 @@
  *                        the layouts, vectorised where contiguous
  *   fly_lower_atomic.c   atomics, fences, atomic and volatile loads and
  *                        stores: LLVM's atomics with the vendor's scopes
- *   fly_lower_math.c     math as LLVM intrinsics both back ends implement
+ *   fly_lower_math.c     math as LLVM intrinsics both back ends implement,
+ *                        and conversions with a directed rounding
+ *   fly_lower_fp8.c      conversions to and from the 8-bit floats, in pairs
  *   fly_lower_gemm.c     an MMA of fragments as the atom's instructions
- *   fly_lower_nvvm.c     NVIDIA's hooks: mma.sync, lg2.approx, atomics as
- *                        PTX where LLVM 22 loses their scope and order
+ *   fly_lower_nvvm.c     NVIDIA's hooks: mma.sync, lg2.approx, cvt with a
+ *                        rounding, the fp8 cvt of sm_89 and later, atomics
+ *                        as PTX where LLVM 22 loses their scope and order
  *   fly_lower_rocdl.c    AMD's hooks: MFMA, launch sizes from the dispatch
- *                        packet, private memory in address space 5, what
- *                        memory atomics may touch */
+ *                        packet, private memory in address space 5, the
+ *                        mode register's rounding, the fp8 cvt (OCP on
+ *                        gfx950 and gfx1201, FNUZ with fix-ups on gfx942),
+ *                        what memory atomics may touch */
 #ifndef FLY_LOWER_TARGET_H
 #define FLY_LOWER_TARGET_H
 
@@ -47,6 +52,18 @@ typedef struct FlyTargetHooks {
   MlirValue (*mma)(FlyBuild *b, const FlyMmaCall *c);
   /* log2 of f32 (a scalar or a vector of type t). */
   MlirValue (*log2)(FlyBuild *b, MlirType t, MlirValue x);
+  /* x (f32 or f64, a scalar or a vector) narrowed to the float type `to`
+     (of x's shape) with a directed rounding, arith's RoundingMode: 1
+     downward, 2 upward, 3 toward zero. */
+  MlirValue (*trunc_rounded)(FlyBuild *b, MlirValue x, MlirType to, int mode);
+  /* The fp8 instructions of target t (which has FLY_FEATURE_FP8 or
+     FP8_FNUZ), on two values: pack converts a vector<2xf32> or
+     vector<2xf16> to the 8-bit float f8 (f8E4M3FN or f8E5M2), rounding to
+     nearest even and saturating (NaN stays NaN), and gives the two bytes as
+     an i16, element 0 in its low byte; unpack converts two such bytes back,
+     exactly, to a vector<2xf16> or vector<2xf32>, whichever it makes. */
+  MlirValue (*fp8_pack)(FlyBuild *b, const FlyTarget *t, MlirValue pair, MlirType f8);
+  MlirValue (*fp8_unpack)(FlyBuild *b, const FlyTarget *t, MlirValue bytes, MlirType f8);
   /* Operations besides the Fly ones this vendor rewrites (AMD's
      gpu.block_dim ...): whether it wants op, and the rewrite. */
   bool (*wants)(MlirOperation op);
@@ -57,6 +74,10 @@ typedef struct FlyTargetHooks {
   /* An atomic read-modify-write; its result, the value before. */
   MlirValue (*atomic_rmw)(FlyBuild *b, const FlyAtomicRmw *a);
 } FlyTargetHooks;
+
+/* The target of the gpu.module op is in (its nvvm or rocdl target's chip),
+   or NULL when it has none that Fly knows. */
+const FlyTarget *fly_lower_target_of(MlirOperation op);
 
 extern const FlyTargetHooks fly_nvvm_hooks;
 extern const FlyTargetHooks fly_rocdl_hooks;
@@ -87,6 +108,13 @@ MlirValue fly_build_intrinsic(FlyBuild *b, const char *name, MlirType t, int n, 
 /* t's element type (t itself for a scalar), and a vector of n of them. */
 MlirType fly_elem_of(MlirType t);
 MlirType fly_vec_type(int n, MlirType elem);
+
+/* ---- fly_lower_fp8.c ---- */
+/* An arith.truncf to an 8-bit float or an arith.extf from one. */
+void fly_lower_fp8(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);
+/* The FlyType of the 8-bit float t (f8E4M3FN or f8E5M2; NULL for others),
+   for its format's facts (fly_float_max ...). */
+const FlyType *fly_lower_f8_type(MlirType t);
 
 /* ---- fly_lower_gemm.c ---- */
 void fly_lower_gemm(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);

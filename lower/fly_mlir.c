@@ -181,9 +181,8 @@ static void put_text(MlirStringRef s, void *user) {
   fwrite(s.data, 1, s.length, f);
 }
 
-MlirValue fly_mlir_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name,
-                             MlirType t, int n, const MlirValue *v) {
-  char tt[64] = "", full[128], segs[64];
+void fly_mlir_intrinsic_suffix(MlirType t, char *buf, size_t n) {
+  char tt[64] = "";
   FILE *f = fmemopen(tt, sizeof tt - 1, "w");
   if (f) {
     mlirTypePrint(t, put_text, f);
@@ -194,11 +193,15 @@ MlirValue fly_mlir_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const c
     char *x = strchr(tt, 'x'), *gt = strrchr(tt, '>');
     if (x && gt)
       *gt = 0;
-    snprintf(full, sizeof full, "%s.v%.*s%s", name, x ? (int)(x - tt - 7) : 0, tt + 7,
-             x ? x + 1 : "");
+    snprintf(buf, n, ".v%.*s%s", x ? (int)(x - tt - 7) : 0, tt + 7, x ? x + 1 : "");
   } else {
-    snprintf(full, sizeof full, "%s.%s", name, tt);
+    snprintf(buf, n, ".%s", tt);
   }
+}
+
+MlirValue fly_mlir_call_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *full,
+                                  MlirType t, int n, const MlirValue *v) {
+  char segs[64];
   snprintf(segs, sizeof segs, "array<i32: %d, 0>", n);
   MlirNamedAttribute a[3] = {
       fly_mlir_named(m, "intrin", fly_mlir_str_attr(m, full)),
@@ -207,4 +210,12 @@ MlirValue fly_mlir_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const c
       fly_mlir_named(m, "operandSegmentSizes",
                      mlirAttributeParseGet(m->ctx, mlirStringRefCreateFromCString(segs)))};
   return fly_mlir_op1(m, ip, loc, "llvm.call_intrinsic", t, n, v, 3, a);
+}
+
+MlirValue fly_mlir_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name,
+                             MlirType t, int n, const MlirValue *v) {
+  char suffix[64], full[128];
+  fly_mlir_intrinsic_suffix(t, suffix, sizeof suffix);
+  snprintf(full, sizeof full, "%s%s", name, suffix);
+  return fly_mlir_call_intrinsic(m, ip, loc, full, t, n, v);
 }

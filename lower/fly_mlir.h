@@ -76,6 +76,12 @@ MlirValue fly_mlir_op1(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *n
    (cvt.rmi, v_floor_f32 ...). */
 MlirValue fly_mlir_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *name,
                              MlirType t, int n, const MlirValue *v);
+/* The same by its full name ("llvm.fptosi.sat.i32.f32", "llvm.nvvm.ff.to.e4m3x2.rn"), for
+   intrinsics overloaded on more than their result or on nothing; the part of
+   such a name a type gives (".f32", ".v4f16") is written to buf. */
+MlirValue fly_mlir_call_intrinsic(FlyMlir *m, FlyInsert ip, MlirLocation loc, const char *full,
+                                  MlirType t, int n, const MlirValue *v);
+void fly_mlir_intrinsic_suffix(MlirType t, char *buf, size_t n);
 
 /* Prints an operation's text to a stream (generic form for Fly ops). */
 void fly_mlir_print(MlirOperation op, FILE *out, bool locations);

@@ -3,7 +3,8 @@
  *   fly_trace.c        the module, kernels and their parameters, control flow
  *   fly_trace_values.c types, constants, the handles of values
  *   fly_trace_ops.c    the operations: arithmetic, GPU, math, tensors, atoms
- *   fly_trace_warp.c   the warp operations: shuffles, votes, ballots */
+ *   fly_trace_warp.c   the warp operations: shuffles, votes, ballots
+ *   fly_trace_convert.c conversions: `as` and convert(x, T, rounding, saturate) */
 #ifndef FLY_TRACE_INTERNAL_H
 #define FLY_TRACE_INTERNAL_H
 
@@ -86,6 +87,13 @@ MlirValue fly_trace_shuffle(FlyTrace *t, FlyOpcode op, const FlyVal *x, const Fl
 /* vote_any and vote_all (an i1) and ballot (an integer of warp_size bits)
    of the predicate p, static or runtime. Null after an error. */
 MlirValue fly_trace_vote(FlyTrace *t, FlyOpcode op, const FlyVal *p);
+
+/* ---- fly_trace_convert.c ------------------------------------------------------------------ */
+
+/* The CONVERT opcode's value, of type rt: args[0] converted as `as` does
+   (n 1), or as convert does with its rounding and saturation (n 3). Null
+   after an error. */
+MlirValue fly_trace_convert(FlyTrace *t, const FlyType *rt, int n, const FlyVal *const *args);
 
 /* ---- fly_trace_ops.c --------------------------------------------------------------------- */
 

@@ -132,68 +132,6 @@ static bool unary(Op *o, FlyOpcode op) {
   return set_result(o, op1(o, "arith.xori", rt, 2, v, 0, NULL));
 }
 
-/* x's type with its scalar replaced (the same vector shape). */
-static const FlyType *like(FlyTrace *t, const FlyType *x, FlyTypeCode code) {
-  const FlyType *s = fly_type_scalar(code);
-  return x->kind == FLY_TY_VEC ? fly_type_vec(&t->A, x->n, s) : s;
-}
-
-/* One step of a conversion, to the type `to` (scalar or vector). */
-static MlirValue step(Op *o, const char *name, const FlyType *to, MlirValue v) {
-  return op1(o, name, fly_trace_type(o->t, to), 1, &v, 0, NULL);
-}
-
-/* Every pair of scalar types converts, element by element for vectors.
-   Where arith has no single op (f16 <-> bf16, index <-> float, i1 <->
-   index) the value goes through f32 or i64. */
-static bool convert(Op *o) {
-  FlyTrace *t = o->t;
-  const FlyVal *x = o->args[0];
-  const FlyType *xt = x->type, *rt = o->result->type;
-  const FlyType *from = scalar_of(xt), *to = scalar_of(rt);
-  MlirValue v = fly_trace_value(t, x, NULL);
-  if (mlirValueIsNull(v))
-    return false;
-  if (fly_type_equal(from, to))
-    return set_result(o, v);
-  int fb = fly_type_bits(from), tb = fly_type_bits(to);
-  bool ff = fly_type_is_float(from), tf = fly_type_is_float(to);
-  bool fidx = from->code == FLY_TYPE_INDEX, tidx = to->code == FLY_TYPE_INDEX;
-  if (to->code == FLY_TYPE_I1) {
-    /* To a boolean: not zero (a NaN is true, as in C). */
-    MlirValue c[2] = {v, fly_trace_constant(t, xt, 0, 0)};
-    MlirNamedAttribute p = int_attr(t, "predicate", ff ? 13 /* une */ : 1 /* ne */);
-    return set_result(o,
-                      op1(o, ff ? "arith.cmpf" : "arith.cmpi", fly_trace_type(t, rt), 2, c, 1, &p));
-  }
-  if (ff && tf) {
-    if (fb == tb) { /* f16 <-> bf16, f8e4m3 <-> f8e5m2: through f32 */
-      v = step(o, "arith.extf", like(t, xt, FLY_TYPE_F32), v);
-      return set_result(o, step(o, "arith.truncf", rt, v));
-    }
-    return set_result(o, step(o, fb < tb ? "arith.extf" : "arith.truncf", rt, v));
-  }
-  if (fidx && tf) {
-    v = step(o, "arith.index_cast", like(t, xt, FLY_TYPE_I64), v);
-    return set_result(o, step(o, "arith.sitofp", rt, v));
-  }
-  if (ff && tidx) {
-    v = step(o, "arith.fptosi", like(t, xt, FLY_TYPE_I64), v);
-    return set_result(o, step(o, "arith.index_cast", rt, v));
-  }
-  if (fidx || tidx) /* true is 1, not -1 */
-    return set_result(
-        o, step(o, from->code == FLY_TYPE_I1 ? "arith.index_castui" : "arith.index_cast", rt, v));
-  if (ff)
-    return set_result(o, step(o, "arith.fptosi", rt, v));
-  if (tf)
-    return set_result(o,
-                      step(o, from->code == FLY_TYPE_I1 ? "arith.uitofp" : "arith.sitofp", rt, v));
-  if (from->code == FLY_TYPE_I1)
-    return set_result(o, step(o, "arith.extui", rt, v));
-  return set_result(o, step(o, fb < tb ? "arith.extsi" : "arith.trunci", rt, v));
-}
-
 static bool vec(Op *o) {
   FlyTrace *t = o->t;
   const FlyType *ty = o->result->type;
@@ -447,6 +385,27 @@ static bool intrinsic(Op *o, const char *name) {
   if (mlirValueIsNull(x))
     return false;
   return set_result(o, fly_mlir_intrinsic(t->m, t->ip, t->loc, name, fly_trace_type(t, ty), 1, &x));
+}
+
+/* clamp(x, lo, hi) as max, then min: for floats the NaN-propagating
+   llvm.maximum and llvm.minimum (max.NaN.f32 on NVIDIA; on AMD v_max_f32
+   with a NaN select, or v_maximum3_f32 on gfx950), for integers arith's
+   signed max and min. */
+static bool clamp(Op *o) {
+  FlyTrace *t = o->t;
+  const FlyType *ty = o->result->type;
+  MlirValue v[3];
+  for (int k = 0; k < 3; k++)
+    if (mlirValueIsNull(v[k] = fly_trace_value(t, o->args[k], ty)))
+      return false;
+  MlirType rt = fly_trace_type(t, ty);
+  bool fl = fly_type_is_float(scalar_of(ty));
+  MlirValue at_least[2] = {v[0], v[1]};
+  MlirValue m = fl ? fly_mlir_intrinsic(t->m, t->ip, t->loc, "llvm.maximum", rt, 2, at_least)
+                   : op1(o, "arith.maxsi", rt, 2, at_least, 0, NULL);
+  MlirValue at_most[2] = {m, v[2]};
+  return set_result(o, fl ? fly_mlir_intrinsic(t->m, t->ip, t->loc, "llvm.minimum", rt, 2, at_most)
+                          : op1(o, "arith.minsi", rt, 2, at_most, 0, NULL));
 }
 
 /* The product of the static leaves of a shape. */
@@ -793,7 +752,7 @@ static bool trace(Op *o, FlyOpcode op) {
   case FLY_OPCODE_BITNOT:
     return unary(o, op);
   case FLY_OPCODE_CONVERT:
-    return convert(o);
+    return set_result(o, fly_trace_convert(t, o->result->type, o->n, o->args));
   case FLY_OPCODE_VEC:
     return vec(o);
   case FLY_OPCODE_THREAD_IDX:
@@ -906,8 +865,18 @@ static bool trace(Op *o, FlyOpcode op) {
     return bitcast(o);
   case FLY_OPCODE_WHERE:
     return where(o);
+  case FLY_OPCODE_CLAMP:
+    return clamp(o);
   case FLY_OPCODE_FLOOR:
     return intrinsic(o, "llvm.floor");
+  case FLY_OPCODE_CEIL:
+    return intrinsic(o, "llvm.ceil");
+  case FLY_OPCODE_TRUNC:
+    return intrinsic(o, "llvm.trunc");
+  case FLY_OPCODE_ROUND:
+    return intrinsic(o, "llvm.round");
+  case FLY_OPCODE_ROUNDEVEN:
+    return intrinsic(o, "llvm.roundeven");
   case FLY_OPCODE_BARRIER:
     fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
     return true;

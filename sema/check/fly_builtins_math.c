@@ -1,5 +1,6 @@
 /* fly_builtins_math.c — iteration, arithmetic and math builtins. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <math.h>
 #include <string.h>
 
@@ -141,6 +142,75 @@ static const FlyVal *min_max(FlyInterp *I, const FlyArgs *a, bool is_max) {
 const FlyVal *fly_builtin_min(FlyInterp *I, const FlyArgs *a) { return min_max(I, a, false); }
 const FlyVal *fly_builtin_max(FlyInterp *I, const FlyArgs *a) { return min_max(I, a, true); }
 
+/* The type of a runtime operation on all of a's arguments, as operators
+   would type them pairwise (a typed argument, runtime or static, sets it;
+   untyped constants must fit it). NULL after an error. */
+static const FlyType *common_runtime_type(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *typed = NULL;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < a->n; i++) {
+      const FlyVal *v = a->v[i];
+      bool has_type = v->kind == FLY_V_RUNTIME || v->type;
+      if (has_type != (pass == 0))
+        continue;
+      if (!typed) {
+        typed = v;
+        continue;
+      }
+      const FlyType *t = fly_operand_type(I, typed, v, a->node[i]);
+      if (!t)
+        return NULL;
+      typed = fly_val_runtime(&I->A, t, typed->origin);
+    }
+  return typed ? typed->type : NULL;
+}
+
+/* The pair (x, y) as the arguments of a two-argument builtin. */
+static FlyArgs pair_args(const FlyArgs *a, const FlyVal **v, const FlyNode **node, const FlyVal *x,
+                         int ix, const FlyVal *y, int iy) {
+  FlyArgs p = *a;
+  v[0] = x, v[1] = y;
+  node[0] = a->node[ix], node[1] = a->node[iy];
+  p.n = 2, p.v = v, p.node = node;
+  return p;
+}
+
+/* clamp(x, lo, hi) is min(max(x, lo), hi), typed as min and max are, so hi
+   wins where lo > hi at run time (as in PyTorch and NumPy); bounds known
+   now to be in the wrong order are an error. For floats a NaN argument
+   gives NaN (the NaN-propagating maximum and minimum, unlike max and min),
+   and -0.0 counts as below +0.0. */
+const FlyVal *fly_builtin_clamp(FlyInterp *I, const FlyArgs *a) {
+  for (int i = 0; i < 3; i++)
+    if (!fly_arg_number(I, a, i, "clamp"))
+      return NULL;
+  const FlyVal *x = a->v[0], *lo = a->v[1], *hi = a->v[2];
+  if (lo->kind != FLY_V_RUNTIME && hi->kind != FLY_V_RUNTIME) {
+    const FlyVal *above = fly_binary(I, FLY_OP_GT, lo, hi, a->call);
+    if (!above)
+      return NULL;
+    if (above->i)
+      return fly_err(I, a->node[1], "clamp's lower bound %s is above its upper bound %s",
+                     fly_val_str_canonical(&I->A, lo), fly_val_str_canonical(&I->A, hi));
+  }
+  const FlyVal *v[2];
+  const FlyNode *node[2];
+  if (x->kind != FLY_V_RUNTIME && lo->kind != FLY_V_RUNTIME && hi->kind != FLY_V_RUNTIME) {
+    FlyArgs p = pair_args(a, v, node, x, 0, lo, 1);
+    const FlyVal *r = min_max(I, &p, true);
+    if (!r)
+      return NULL;
+    p = pair_args(a, v, node, r, 0, hi, 2);
+    return min_max(I, &p, false);
+  }
+  const FlyType *t = common_runtime_type(I, a);
+  if (!t)
+    return NULL;
+  const FlyVal *rv = x->kind == FLY_V_RUNTIME ? x : lo->kind == FLY_V_RUNTIME ? lo : hi;
+  return fly_emit_value(I, fly_val_runtime(&I->A, t, rv->origin), FLY_OPCODE_CLAMP, 3, a->v,
+                        a->call);
+}
+
 /* ---- math ------------------------------------------------------------------------------ */
 
 typedef double (*MathFn)(double);
@@ -148,6 +218,9 @@ typedef double (*MathFn)(double);
 static double rsqrt(double x) { return 1.0 / sqrt(x); }
 static double exp2_(double x) { return exp2(x); }
 static double log2_(double x) { return log2(x); }
+/* In the default rounding mode, which the compiler never changes: to
+   nearest, halves to even. */
+static double roundeven_(double x) { return nearbyint(x); }
 
 /* A math function of a float: computed now when the argument is static,
    else a runtime value of the argument's type. */
@@ -188,6 +261,10 @@ MATH_BUILTIN(log2, log2_, LOG2)
 MATH_BUILTIN(sqrt, sqrt, SQRT)
 MATH_BUILTIN(rsqrt, rsqrt, RSQRT)
 MATH_BUILTIN(floor, floor, FLOOR)
+MATH_BUILTIN(ceil, ceil, CEIL)
+MATH_BUILTIN(trunc, trunc, TRUNC)
+MATH_BUILTIN(round, round, ROUND)
+MATH_BUILTIN(roundeven, roundeven_, ROUNDEVEN)
 
 const FlyVal *fly_builtin_abs(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *x = fly_arg_number(I, a, 0, "abs");
@@ -207,6 +284,28 @@ const FlyVal *fly_builtin_abs(FlyInterp *I, const FlyArgs *a) {
   return fly_val_int(&I->A, x->i < 0 ? -x->i : x->i, x->type);
 }
 
+static double number(const FlyVal *v) { return v->kind == FLY_V_FLOAT ? v->f : (double)v->i; }
+
+/* a * b + c rounded once to the type t (NULL: float, a double): C's fma
+   for doubles. For narrower types the product of two of their values is
+   exact in a double, and the sum is made round-to-odd (its error, from
+   Knuth's two-sum, moves an even result to its odd neighbour toward the
+   exact value) so that rounding it to t, with 53 bits for t's 24 or
+   fewer, gives what rounding the exact value once would. False when the
+   result overflows t. */
+static bool fused(const FlyType *t, double a, double b, double c, double *out) {
+  if (!t || t->code == FLY_TYPE_F64) {
+    *out = fma(a, b, c);
+    return isfinite(*out);
+  }
+  double p = a * b, s = p + c, bp = s - p, err = (p - (s - bp)) + (c - bp);
+  uint64_t bits;
+  memcpy(&bits, &s, sizeof bits);
+  if (err != 0 && isfinite(s) && (bits & 1) == 0)
+    s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
+  return fly_float_round(t, s, out) && isfinite(*out);
+}
+
 const FlyVal *fly_builtin_fma(FlyInterp *I, const FlyArgs *a) {
   for (int i = 0; i < 3; i++)
     if (!fly_arg_number(I, a, i, "fma"))
@@ -218,6 +317,13 @@ const FlyVal *fly_builtin_fma(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *p = fly_binary(I, FLY_OP_MUL, a->v[0], a->v[1], a->call);
   const FlyVal *r = fly_binary(I, FLY_OP_ADD, p, a->v[2], a->call);
   I->emit = emit;
+  if (r && r->kind == FLY_V_FLOAT) {
+    double f;
+    if (!fused(r->type, number(a->v[0]), number(a->v[1]), number(a->v[2]), &f))
+      return fly_err(I, a->call, "fma(%g, %g, %g) overflows %s", number(a->v[0]), number(a->v[1]),
+                     number(a->v[2]), r->type ? fly_type_str(&I->A, r->type) : "a float");
+    return fly_val_float(&I->A, f, r->type);
+  }
   if (!r || r->kind != FLY_V_RUNTIME)
     return r;
   if (!fly_type_is_float(r->type->kind == FLY_TY_VEC ? r->type->elem : r->type))

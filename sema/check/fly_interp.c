@@ -131,8 +131,71 @@ const FlyVal *fly_err_not_static(FlyInterp *I, const FlyNode *at, const FlyVal *
 
 /* ---- tracing ------------------------------------------------------------------ */
 
+/* Whether op computes with its operands' values (rather than moving them
+   or converting them). */
+static bool computes(FlyOpcode op) {
+  switch (op) {
+  case FLY_OPCODE_ADD:
+  case FLY_OPCODE_SUB:
+  case FLY_OPCODE_MUL:
+  case FLY_OPCODE_DIV:
+  case FLY_OPCODE_MOD:
+  case FLY_OPCODE_EQ:
+  case FLY_OPCODE_NE:
+  case FLY_OPCODE_LT:
+  case FLY_OPCODE_LE:
+  case FLY_OPCODE_GT:
+  case FLY_OPCODE_GE:
+  case FLY_OPCODE_NEG:
+  case FLY_OPCODE_EXP:
+  case FLY_OPCODE_EXP2:
+  case FLY_OPCODE_LOG:
+  case FLY_OPCODE_LOG2:
+  case FLY_OPCODE_SQRT:
+  case FLY_OPCODE_RSQRT:
+  case FLY_OPCODE_ABS:
+  case FLY_OPCODE_FMA:
+  case FLY_OPCODE_FLOOR:
+  case FLY_OPCODE_CEIL:
+  case FLY_OPCODE_TRUNC:
+  case FLY_OPCODE_ROUND:
+  case FLY_OPCODE_ROUNDEVEN:
+  case FLY_OPCODE_MIN:
+  case FLY_OPCODE_MAX:
+  case FLY_OPCODE_CLAMP:
+  case FLY_OPCODE_ATOMIC_ADD:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* An 8-bit float among the runtime operands of op, or NULL. */
+static const FlyType *f8_operand(int n, const FlyVal *const *args) {
+  for (int i = 0; i < n; i++) {
+    const FlyVal *a = args[i];
+    const FlyType *t = a->kind == FLY_V_RUNTIME  ? a->type
+                       : a->kind == FLY_V_TENSOR ? a->tensor.elem
+                                                 : NULL;
+    t = t && t->kind == FLY_TY_VEC ? t->elem : t;
+    if (t && t->kind == FLY_TY_SCALAR && (t->code == FLY_TYPE_F8E4M3 || t->code == FLY_TYPE_F8E5M2))
+      return t;
+  }
+  return NULL;
+}
+
 const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, FlyOpcode op, int n,
                              const FlyVal *const *args, const FlyNode *at) {
+  /* The 8-bit floats are for storing and exchanging values: no GPU (and
+     no LLVM type) computes with them. */
+  const FlyType *f8 = v && computes(op) ? f8_operand(n, args) : NULL;
+  if (f8) {
+    const char *t = fly_type_str(&I->A, f8);
+    return fly_err(I, at,
+                   "%s values are stored and converted, not computed with: convert them to "
+                   "f32 first (x as f32), and back (y as %s)",
+                   t, t);
+  }
   if (!I->emit || !v)
     return v;
   if (!I->emit->value(I->emit->ctx, (FlyVal *)v, op, n, args, at)) {

@@ -320,6 +320,13 @@ const FlyVal *fly_construct(FlyInterp *I, const FlyType *t, const FlyArgs *args)
  * to nearest and refuses what is beyond its range. */
 const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const FlyNode *at,
                           bool explicit_cast);
+/* The runtime conversion of v to t (a scalar type, or a vec of v's
+ * length): the CONVERT opcode, with convert's two options (its rounding as
+ * an integer, a FlyRounding, and whether it saturates) or, for `as`,
+ * options NULL. Conversions no target of the session can make (fp8 ones
+ * without fp8 instructions, f64 to fp8) are an error at `at`. */
+const FlyVal *fly_emit_convert(FlyInterp *I, const FlyVal *v, const FlyType *t,
+                               const FlyVal *const *options, const FlyNode *at);
 /* The static number v as a constant of float type t: rounded to the nearest
  * value of t (ties to even); beyond t's largest finite value, an error at
  * `at`, explicit cast or not. */

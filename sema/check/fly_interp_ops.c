@@ -22,22 +22,9 @@ static bool is_bitwise(FlyOp op) {
 }
 static bool is_logic(FlyOp op) { return op == FLY_OP_AND || op == FLY_OP_OR; }
 
-/* The range of a fixed-width integer type; constants are two's complement. */
-static bool int_range(const FlyType *t, int64_t *lo, int64_t *hi) {
-  int bits = fly_type_bits(t);
-  if (!fly_type_is_int(t) || bits >= 64) {
-    *lo = INT64_MIN;
-    *hi = INT64_MAX;
-    return false;
-  }
-  *lo = -((int64_t)1 << (bits - 1));
-  *hi = ((int64_t)1 << (bits - 1)) - 1;
-  return true;
-}
-
 bool fly_int_fits(const FlyType *t, int64_t v) {
   int64_t lo, hi;
-  int_range(t, &lo, &hi);
+  fly_int_range(t, &lo, &hi);
   return v >= lo && v <= hi;
 }
 
@@ -341,8 +328,6 @@ const FlyVal *fly_unary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyNode *
       return fly_err(I, at, "'-' takes a number, not a boolean (i1)");
     if (op == FLY_OP_BITNOT && !fly_type_is_int(e))
       return fly_err(I, at, "'~' takes an integer, not %s", type_name(I, a->type));
-    if (!I->emit)
-      return a;
     return fly_emit_value(I, fly_val_runtime(&I->A, a->type, a->origin), fly_opcode_of_operator(op),
                           1, &a, at);
   }

@@ -258,7 +258,7 @@ static const FlyVal *to_scalar(FlyInterp *I, const FlyVal *v, const FlyType *t, 
       return v;
     if (!explicit_cast || v->type->kind != FLY_TY_SCALAR)
       return mismatch(I, v, t, at);
-    return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), FLY_OPCODE_CONVERT, 1, &v, at);
+    return fly_emit_convert(I, v, t, NULL, at);
   }
   switch (v->kind) {
   case FLY_V_BOOL:
@@ -409,8 +409,7 @@ const FlyVal *fly_convert(FlyInterp *I, const FlyVal *v, const FlyType *t, const
         return same;
       }
       if (explicit_cast && (v->type->n == t->n || v->type->n < 0))
-        return fly_emit_value(I, fly_val_runtime(&I->A, t, v->origin), FLY_OPCODE_CONVERT, 1, &v,
-                              at);
+        return fly_emit_convert(I, v, t, NULL, at);
     }
     return mismatch(I, v, t, at);
   case FLY_TY_TUPLE: {

@@ -130,28 +130,82 @@ double fly_float_max(const FlyType *t) {
   return DBL_MAX;
 }
 
-bool fly_float_round(const FlyType *t, double x, double *out) {
+/* The multiple of q that rounding a (>= 0, a multiple's scale of q) in
+   the direction r gives; negative values (neg) round down and up the other
+   way. */
+static double round_scaled(double a, bool neg, FlyRounding r) {
+  switch (r) {
+  case FLY_ROUND_NEAREST:
+    return nearbyint(a); /* the default mode: ties to even */
+  case FLY_ROUND_ZERO:
+    return trunc(a);
+  case FLY_ROUND_DOWN:
+    return neg ? ceil(a) : floor(a);
+  case FLY_ROUND_UP:
+    return neg ? floor(a) : ceil(a);
+  }
+  return a;
+}
+
+bool fly_float_round_to(const FlyType *t, double x, FlyRounding r, double *out) {
   *out = x;
   if (!fly_type_is_float(t) || !isfinite(x) || x == 0 || t->code == FLY_TYPE_F64)
     return true; /* f64: a double already */
-  if (t->code == FLY_TYPE_F32) {
-    float r = (float)x; /* the C conversion rounds to nearest, ties to even */
-    *out = r;
-    return isfinite(r);
+  if (t->code == FLY_TYPE_F32 && r == FLY_ROUND_NEAREST) {
+    float f = (float)x; /* the C conversion rounds to nearest, ties to even */
+    *out = f;
+    return isfinite(f);
   }
   FloatFormat f;
   float_format(t->code, &f);
   /* The spacing of the format's values near x (below the normal range, the
-     fixed spacing of its subnormals); x / q and r * q only move the
-     exponent, so they are exact, and nearbyint rounds ties to even. */
+     fixed spacing of its subnormals); x / q and v * q only move the
+     exponent, so they are exact. */
   double a = fabs(x);
   int e;
   frexp(a, &e);
   int exponent = e - 1 < f.emin ? f.emin : e - 1;
   double q = ldexp(1.0, exponent - f.fraction);
-  double r = nearbyint(a / q) * q;
-  *out = copysign(r, x);
-  return r <= f.max;
+  double v = round_scaled(a / q, x < 0, r) * q;
+  if (v > f.max) {
+    bool to_max =
+        r == FLY_ROUND_ZERO || (r == FLY_ROUND_DOWN && x > 0) || (r == FLY_ROUND_UP && x < 0);
+    if (!to_max)
+      return false;
+    v = f.max;
+  }
+  *out = copysign(v, x);
+  return true;
+}
+
+bool fly_float_round(const FlyType *t, double x, double *out) {
+  return fly_float_round_to(t, x, FLY_ROUND_NEAREST, out);
+}
+
+bool fly_int_range(const FlyType *t, int64_t *lo, int64_t *hi) {
+  int bits = fly_type_bits(t);
+  if (!fly_type_is_int(t) || bits >= 64) {
+    *lo = INT64_MIN;
+    *hi = INT64_MAX;
+    return false;
+  }
+  *lo = -((int64_t)1 << (bits - 1));
+  *hi = ((int64_t)1 << (bits - 1)) - 1;
+  return true;
+}
+
+double fly_float_overflow_bound(const FlyType *t, bool *inclusive) {
+  FloatFormat f;
+  *inclusive = false;
+  if (!t || t->kind != FLY_TY_SCALAR || !float_format(t->code, &f))
+    return INFINITY;
+  int e;
+  double m = frexp(f.max, &e); /* max = m * 2^e, 0.5 <= m < 1 */
+  double half = ldexp(1.0, e - 1 - f.fraction - 1);
+  /* The last fraction bit of the largest value: odd means the halfway
+     value rounds away from it, to the next binade. */
+  *inclusive = fmod(ldexp(m, f.fraction + 1), 2.0) == 1.0;
+  return f.max + half;
 }
 
 /* Every format is sign, exponent field, fraction: the field holds the

@@ -198,10 +198,23 @@ bool fly_type_is_int(const FlyType *t); /* i1 excluded */
 bool fly_type_is_float(const FlyType *t);
 int fly_type_bits(const FlyType *t); /* scalar widths; index counts 64 */
 bool fly_type_equal(const FlyType *a, const FlyType *b);
+/* How a value between two of a type's is rounded: to the nearest (ties to
+   even), toward zero, down (toward -infinity) or up (toward +infinity). */
+typedef enum FlyRounding {
+  FLY_ROUND_NEAREST,
+  FLY_ROUND_ZERO,
+  FLY_ROUND_DOWN,
+  FLY_ROUND_UP,
+} FlyRounding;
 /* x rounded to the nearest value of float type t, ties to even (t not a
    float type: x itself). False when the result is beyond t's largest finite
    value, which fly_float_max gives. */
 bool fly_float_round(const FlyType *t, double x, double *out);
+/* The same with a rounding; as IEEE 754 has it, a value beyond the largest
+   finite one that rounds toward zero gives that value (so does one above it
+   rounding down, or below its negative rounding up): only the others
+   overflow. */
+bool fly_float_round_to(const FlyType *t, double x, FlyRounding r, double *out);
 double fly_float_max(const FlyType *t);
 /* The encoding of x, a finite value of float type t (as fly_float_round
    gives it), in t's bits: IEEE binary16, binary32 and binary64, bfloat16,
@@ -210,6 +223,14 @@ uint64_t fly_float_bits(const FlyType *t, double x);
 /* The value that `bits` (the low bits of t's width) encode in float type t;
    false for an infinity or a NaN, which no compile-time float holds. */
 bool fly_float_from_bits(const FlyType *t, uint64_t bits, double *out);
+/* The range of a fixed-width integer type (two's complement); the range of
+   64 bits and false for another type. */
+bool fly_int_range(const FlyType *t, int64_t *lo, int64_t *hi);
+/* The smallest magnitude that rounds to nearest beyond float type t's
+   largest finite value: that value plus half the spacing below it. Whether
+   this halfway value itself overflows (ties go to even, and the largest
+   finite value may be odd) is *inclusive. */
+double fly_float_overflow_bound(const FlyType *t, bool *inclusive);
 /* A tuple of integers only (static), usable as a shape or a coordinate. */
 bool fly_val_is_int_tuple(const FlyVal *v);
 /* Structural equality of static values (== on tuples, layouts, types ...). */
