@@ -22,7 +22,8 @@ The names a block sees:
   - out(*shape, dtype=torch.float32): an output filled with a poison value
     (NaN, or 0x5A bytes for integers), with poisoned guard regions on both
     sides that must still hold the poison when the block ends;
-  - f64(t): a tensor as float64 numpy (the reference's precision);
+  - f64(t): a tensor (or a numpy array) as float64 numpy (the reference's
+    precision);
   - check(actual, expected, atol=0, rtol=0, what=""): compares in float64;
     exact when both tolerances are 0;
   - np and torch.
@@ -110,6 +111,8 @@ class Harness:
     def f64(self, t):
         if isinstance(t, (int, float)):
             return self.np.float64(t)
+        if not isinstance(t, self.torch.Tensor):  # a numpy array (a reference)
+            return self.np.asarray(t, dtype=self.np.float64)
         return t.detach().to("cpu").to(self.torch.float64).numpy()
 
     def check(self, actual, expected, atol=0.0, rtol=0.0, what=""):
