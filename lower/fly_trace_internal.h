@@ -2,7 +2,8 @@
  *
  *   fly_trace.c        the module, kernels and their parameters, control flow
  *   fly_trace_values.c types, constants, the handles of values
- *   fly_trace_ops.c    the operations: arithmetic, GPU, math, tensors, atoms
+ *   fly_trace_ops.c    each opcode's dispatch; arithmetic, GPU, math, printf
+ *                      (vecs, tensors and atoms, memory: fly_trace_op.h)
  *   fly_trace_warp.c   the warp operations: shuffles, votes, ballots
  *   fly_trace_convert.c conversions: `as` and convert(x, T, rounding, saturate) */
 #ifndef FLY_TRACE_INTERNAL_H
