@@ -22,14 +22,8 @@ static const char eval_usage[] =
     "Options:\n"
     "  --import=FILE            make the top-level names of FILE available\n"
     "  --target=ARCH            the target that target.arch, target.vendor and\n"
-    "                           warp_size describe (default sm_90)\n"
-    "  --stdlib=DIR             where 'import std.x;' looks\n"
-    "  --step-limit=N           compile-time steps allowed (default 1000000)\n"
-    "  --depth-limit=N          nested helper calls allowed (default 200)\n"
-    "  --diagnostics=text|json  how to print diagnostics (json: one object a line)\n"
-    "  --color=auto|always|never\n"
-    "  --error-limit=N          stop after N errors (default 20, 0: no limit)\n"
-    "  -Werror                  treat warnings as errors\n";
+    "                           warp_size describe (default {default})\n"
+    "{checking}\n";
 
 static const char layout_usage[] =
     "usage: flyc layout 'EXPR' [--table] [--svg FILE] [options]\n"
@@ -44,14 +38,8 @@ static const char layout_usage[] =
     "                           shows the thread and value of each cell\n"
     "  --svg=FILE               draw the same table as an SVG picture in FILE\n"
     "  --import=FILE            make the top-level names of FILE available\n"
-    "  --target=ARCH            the target (default sm_90)\n"
-    "  --stdlib=DIR             where 'import std.x;' looks\n"
-    "  --step-limit=N           compile-time steps allowed (default 1000000)\n"
-    "  --depth-limit=N          nested helper calls allowed (default 200)\n"
-    "  --diagnostics=text|json  how to print diagnostics (json: one object a line)\n"
-    "  --color=auto|always|never\n"
-    "  --error-limit=N          stop after N errors (default 20, 0: no limit)\n"
-    "  -Werror                  treat warnings as errors\n";
+    "  --target=ARCH            the target (default {default})\n"
+    "{checking}\n";
 
 static int run(const char *command, const char *usage, unsigned accepted, bool layouts, int argc,
                char **argv) {

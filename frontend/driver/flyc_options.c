@@ -120,18 +120,40 @@ static int add_targets(const char *command, FlycOptions *o, const char *list) {
   return FLYC_OK;
 }
 
+/* The options every command that reads .fly takes ({diagnostics}), and
+   with the semantic pass's limits and library ({checking}); the defaults
+   come from where they are defined. */
+static void print_common_options(FILE *out, bool checking) {
+  if (checking)
+    fprintf(out,
+            "  --step-limit=N           compile-time steps allowed (default %d)\n"
+            "  --depth-limit=N          nested helper calls allowed (default %d)\n"
+            "  --stdlib=DIR             where 'import std.x;' looks (default: $FLY_STDLIB,\n"
+            "                           else the standard library of this build)\n",
+            FLY_DEFAULT_STEP_LIMIT, FLY_DEFAULT_DEPTH_LIMIT);
+  fprintf(out,
+          "  --diagnostics=text|json  how to print diagnostics (json: one object a line)\n"
+          "  --color=auto|always|never\n"
+          "  --error-limit=N          stop after N errors (default %d, 0: no limit)\n"
+          "  -Werror                  treat warnings as errors\n",
+          FLY_DEFAULT_ERROR_LIMIT);
+}
+
 void flyc_print_usage(const char *usage, FILE *out) {
-  static const char *const marks[][2] = {{"{targets}", NULL}, {"{default}", FLY_DEFAULT_TARGET}};
+  static const char *const marks[] = {"{targets}", "{default}", "{checking}\n", "{diagnostics}\n"};
   for (const char *s = usage; *s;) {
     size_t k = 0, n = sizeof marks / sizeof marks[0];
-    while (k < n && strncmp(s, marks[k][0], strlen(marks[k][0])) != 0)
+    while (k < n && strncmp(s, marks[k], strlen(marks[k])) != 0)
       k++;
-    if (k < n) {
-      fputs(marks[k][1] ? marks[k][1] : fly_target_names(), out);
-      s += strlen(marks[k][0]);
-    } else {
-      fputc(*s++, out);
-    }
+    if (k == 0)
+      fputs(fly_target_names(), out);
+    else if (k == 1)
+      fputs(FLY_DEFAULT_TARGET, out);
+    else if (k == 2 || k == 3)
+      print_common_options(out, k == 2);
+    else
+      fputc(*s, out);
+    s += k < n ? strlen(marks[k]) : 1;
   }
 }
 

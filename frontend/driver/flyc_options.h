@@ -55,8 +55,11 @@ int flyc_parse_options(const char *command, const char *usage, unsigned accepted
 int flyc_parse_options_to(FILE *err, const char *command, const char *usage, unsigned accepted,
                           int argc, char **argv, FlycOptions *o, bool *help);
 
-/* A help text, with {targets} written as the list of targets and {default}
-   as the default one (fly_target.h). */
+/* A help text, with {targets} written as the list of targets, {default}
+   as the default one (fly_target.h), a line {diagnostics} as the options
+   of diagnostics (--diagnostics, --color, --error-limit, -Werror) and a
+   line {checking} as those and the semantic pass's (--step-limit,
+   --depth-limit, --stdlib), with their defaults. */
 void flyc_print_usage(const char *usage, FILE *out);
 
 /* The options as they are when none is given. */

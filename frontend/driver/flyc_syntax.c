@@ -19,10 +19,7 @@ static const char parse_usage[] =
     "\n"
     "Options:\n"
     "  --dump-ast               print the syntax tree on standard output\n"
-    "  --diagnostics=text|json  how to print diagnostics (json: one object a line)\n"
-    "  --color=auto|always|never\n"
-    "  --error-limit=N          stop after N errors (default 20, 0: no limit)\n"
-    "  -Werror                  treat warnings as errors\n";
+    "{diagnostics}\n";
 
 static const char check_usage[] =
     "usage: flyc check FILE [-D NAME=VALUE ...] [options]\n"
@@ -38,14 +35,7 @@ static const char check_usage[] =
     "  --target=ARCH            the target (default {default}), one of\n"
     "                           {targets}\n"
     "  --print-specializations  print each kernel specialisation checked\n"
-    "  --step-limit=N           compile-time steps allowed (default 1000000)\n"
-    "  --depth-limit=N          nested helper calls allowed (default 200)\n"
-    "  --stdlib=DIR             where 'import std.x;' looks (default: $FLY_STDLIB,\n"
-    "                           else the standard library of this build)\n"
-    "  --diagnostics=text|json  how to print diagnostics (json: one object a line)\n"
-    "  --color=auto|always|never\n"
-    "  --error-limit=N          stop after N errors (default 20, 0: no limit)\n"
-    "  -Werror                  treat warnings as errors\n";
+    "{checking}\n";
 
 int flyc_parse_command(int argc, char **argv) {
   FlycOptions o;
