@@ -163,6 +163,7 @@ static bool computes(FlyOpcode op) {
   case FLY_OPCODE_MIN:
   case FLY_OPCODE_MAX:
   case FLY_OPCODE_CLAMP:
+  case FLY_OPCODE_SUM:
   case FLY_OPCODE_ATOMIC_ADD:
     return true;
   default:
