@@ -92,7 +92,11 @@ static MlirValue f8_overflow(Conv *c, MlirValue x, const FlyType *from, MlirValu
   MlirValue code;
   if (to->code == FLY_TYPE_F8E5M2) {
     MlirValue neg = compare(c, 4, x, constant(c, from, 0, 0), true);
-    code = pick(c, neg, constant(c, i8, 0, (int8_t)0xFC), constant(c, i8, 0, 0x7C));
+    /* One statement each: the order of a call's arguments is unspecified
+       (GCC and Clang differ), and the IR must not depend on it. */
+    MlirValue inf = constant(c, i8, 0, 0x7C);
+    MlirValue minus_inf = constant(c, i8, 0, (int8_t)0xFC);
+    code = pick(c, neg, minus_inf, inf);
   } else {
     code = constant(c, i8, 0, 0x7F);
   }

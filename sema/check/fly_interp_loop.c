@@ -195,8 +195,9 @@ static bool static_next(FlyInterp *I, const StaticLoop *L, int64_t k, bool *more
                         const FlyVal **var) {
   if (L->st->kind == FLY_FOR) {
     *more = k < L->count;
-    *var = fly_val_int(&I->A, L->lo + k * L->step, NULL);
-    return *var != NULL;
+    /* Past the last iteration the next value may not fit in 64 bits. */
+    *var = *more ? fly_val_int(&I->A, L->lo + k * L->step, NULL) : NULL;
+    return *var != NULL || !*more;
   }
   const FlyNode *cond = L->st->kid[1];
   const FlyVal *c = while_condition(I, L->s, L->st, L->c);
