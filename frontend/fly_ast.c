@@ -29,6 +29,7 @@ static const char *const kind_names[FLY_NODE_KIND_COUNT] = {
     [FLY_CONST] = "const",
     [FLY_CONST_BLOCK] = "const-block",
     [FLY_STATIC_ASSERT] = "static_assert",
+    [FLY_REQUIRE] = "require",
     [FLY_EXPR_STMT] = "expr-stmt",
     [FLY_FOR] = "for",
     [FLY_CARRY] = "carry",

@@ -49,6 +49,7 @@ typedef enum FlyNodeKind {
   FLY_CONST,         /* str: name; kid[1]: type, kid[2]: value */
   FLY_CONST_BLOCK,   /* kid[0]: block */
   FLY_STATIC_ASSERT, /* kid[0]: condition, kid[1]: message */
+  FLY_REQUIRE,       /* in a launch block: kid[0]: condition, kid[1]: message */
   FLY_EXPR_STMT,     /* kid[0]: expression */
   FLY_FOR,           /* kid[0]: variable, kid[1]: range, kid[2]: carries, kid[3]: body */
   FLY_CARRY,         /* str: name; kid[0]: initial value */

@@ -14,6 +14,7 @@ static const char *const roles[FLY_NODE_KIND_COUNT][4] = {
     [FLY_STATIC_ASSERT] = {"cond", "message"}, [FLY_FOR] = {"var", "range", "carry", "body"},
     [FLY_PARAM] = {"type", "default"},         [FLY_FN] = {"params", "result", "body"},
     [FLY_KERNEL] = {"params", NULL, "body"},   [FLY_WHILE] = {NULL, "cond", "carry", "body"},
+    [FLY_REQUIRE] = {"cond", "message"},
 };
 
 static void indent(FILE *out, int depth) {

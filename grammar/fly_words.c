@@ -23,6 +23,7 @@ const FlyWord fly_reserved_words[] = {
     {"return", "keyword"},
     {"import", "keyword"},
     {"static_assert", "keyword"},
+    {"require", "keyword"},
     {"as", "keyword"},
     {"true", "constant"},
     {"false", "constant"},

@@ -407,6 +407,7 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
       "return" { return TOK_RETURN; }
       "import" { return TOK_IMPORT; }
       "static_assert" { return TOK_STATIC_ASSERT; }
+      "require" { return TOK_REQUIRE; }
       "true" { return TOK_TRUE; }
       "false" { return TOK_FALSE; }
       "as" { return TOK_AS; }

@@ -82,7 +82,7 @@ static void yyerror(const FlyLoc *loc, FlySyntax *S, const char *msg);
 %token KERNEL "kernel" FN "fn" LAUNCH "launch" CONST "const" LET "let" IF "if" ELSE "else"
        FOR "for" WHILE "while" BREAK "break" CONTINUE "continue" IN "in" CARRY "carry"
        YIELD "yield" RETURN "return" IMPORT "import"
-       STATIC_ASSERT "static_assert" TRUE "true" FALSE "false" AS "as"
+       STATIC_ASSERT "static_assert" REQUIRE "require" TRUE "true" FALSE "false" AS "as"
 %token LPAREN "(" RPAREN ")" LBRACK "[" RBRACK "]" LBRACE "{" RBRACE "}"
        COMMA "," SEMI ";" COLON ":" DOT "." ARROW "->" ASSIGN "=" QUESTION "?"
        UNDERSCORE "_"
@@ -200,7 +200,7 @@ opt_default:
 | "=" value                      { $$ = $2; }
 ;
 
-/* launch kernel { grid = ...; block = ...; shared = ...; } */
+/* launch kernel { require COND, "why"; grid = ...; block = ...; shared = ...; } */
 launch_decl:
   "launch" IDENT "{" launch_items "}"
                                  { $$ = NAMED(NODE(FLY_LAUNCH, @$, $4.head, NULL, NULL, NULL),
@@ -215,6 +215,8 @@ launch_items:
 launch_item:
   IDENT "=" value ";"            { $$ = NAMED(NODE(FLY_LAUNCH_FIELD, @$, $3, NULL, NULL, NULL),
                                               $1, @1); }
+| "require" value ";"            { $$ = NODE(FLY_REQUIRE, @$, $2, NULL, NULL, NULL); }
+| "require" value "," value ";"  { $$ = NODE(FLY_REQUIRE, @$, $2, $4, NULL, NULL); }
 | let_stmt
 | error ";"                      { $$ = NULL; }
 ;
@@ -612,6 +614,7 @@ static bool suggests_unclosed(yysymbol_kind_t kind) {
   case YYSYMBOL_LAUNCH:
   case YYSYMBOL_IMPORT:
   case YYSYMBOL_STATIC_ASSERT:
+  case YYSYMBOL_REQUIRE:
     return true;
   default:
     return false;
@@ -727,6 +730,11 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, FlySyntax *S) {
     fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
              "a launch block has no parameter list: the kernel's parameters are in scope "
              "inside it");
+
+  if (found == YYSYMBOL_REQUIRE)
+    fly_note(S->diag, fly_span(S->file, loc.begin, loc.end),
+             "'require' states a precondition in a launch block; in a kernel or a "
+             "function, test with 'if' at run time or 'static_assert' at compile time");
 
   /* Assignment is the commonest thing people try that Fly does not have. */
   if (found == YYSYMBOL_ASSIGN && semi)

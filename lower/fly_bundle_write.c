@@ -122,10 +122,17 @@ void fly_bundle_writer_kernel(FlyBundleWriter *w, const FlyKernelInfo *k, uint32
     const FlyParamInfo *p = &k->params[i];
     w->params[w->nparams++] = (FlyBundleParam){
         string(w, p->name), p->kind,       p->dtype,     string(w, p->type), string(w, p->layout),
-        p->dyn_shape,       p->dyn_stride, p->first_arg, p->align,           0};
+        p->dyn_shape,       p->dyn_stride, p->first_arg, p->align,           p->stride_align};
   }
   for (uint32_t i = 0; i < r.ninsns; i++)
     w->code[w->ninsns++] = k->code[i];
+  /* A requirement's message and place become strings of the bundle. */
+  for (uint32_t i = 0; i < k->nrequires && k->has_launch; i++) {
+    const FlyRequireInfo *q = &k->requires[i];
+    FlyBundleInsn *in = &w->code[r.first_insn + q->insn];
+    in->b.value = string(w, q->message);
+    in->where = string(w, q->where);
+  }
   w->kernels[w->nkernels++] = r;
 }
 
@@ -157,8 +164,14 @@ void fly_bundle_writer_merge(FlyBundleWriter *w, const FlyBundle *b) {
       p.layout = string(w, fly_bundle_string(b, p.layout));
       w->params[w->nparams++] = p;
     }
-    for (uint32_t j = 0; j < k.ninsns; j++)
-      w->code[w->ninsns++] = fly_bundle_insn(b, k.first_insn + j);
+    for (uint32_t j = 0; j < k.ninsns; j++) {
+      FlyBundleInsn in = fly_bundle_insn(b, k.first_insn + j);
+      if (in.op == FLY_LAUNCH_REQUIRE) {
+        in.b.value = string(w, fly_bundle_string(b, (uint32_t)in.b.value));
+        in.where = string(w, fly_bundle_string(b, in.where));
+      }
+      w->code[w->ninsns++] = in;
+    }
     w->kernels[w->nkernels++] = r;
   }
 }

@@ -100,12 +100,23 @@ enum {
   FLY_LAUNCH_AND,
   FLY_LAUNCH_OR,
   FLY_LAUNCH_XOR,
+  /* Comparisons: 1 when a OP b holds, else 0. */
+  FLY_LAUNCH_EQ,
+  FLY_LAUNCH_NE,
+  FLY_LAUNCH_LT,
+  FLY_LAUNCH_LE,
+  FLY_LAUNCH_GT,
+  FLY_LAUNCH_GE,
+  /* A `require` of the launch block: when a is 0 the launch is refused with
+     the message, the string at offset b.value (b is a CONST), and where it
+     was written, the string `where`. Its result is 0. */
+  FLY_LAUNCH_REQUIRE,
   FLY_LAUNCH_NOPS
 };
 
 typedef struct FlyBundleInsn {
   uint32_t op;
-  uint32_t reserved; /* 0 */
+  uint32_t where; /* REQUIRE: string, "file.fly:LINE:COL: CONDITION"; 0 otherwise */
   FlyBundleOperand a, b;
 } FlyBundleInsn;
 
@@ -154,16 +165,16 @@ enum {
 };
 
 typedef struct FlyBundleParam {
-  uint32_t name;       /* string */
-  uint32_t kind;       /* FLY_PARAM_* */
-  uint32_t dtype;      /* FLY_DTYPE_*: the element type of a tensor, the scalar's type */
-  uint32_t type;       /* string: the type as written in Fly, "f32", "vec<f16, 8>", "int" */
-  uint32_t layout;     /* string: a tensor's layout, "(?,?):(?,1)"; a const's value */
-  uint32_t dyn_shape;  /* tensors: how many shape leaves are `?` (arguments after the pointer) */
-  uint32_t dyn_stride; /* and stride leaves (after the shape leaves); each an i32 */
-  uint32_t first_arg;  /* the index of its first argument; UINT32_MAX for a const */
-  uint32_t align;      /* tensors: the alignment in bytes the kernel assumes of the pointer */
-  uint32_t reserved;   /* 0 */
+  uint32_t name;         /* string */
+  uint32_t kind;         /* FLY_PARAM_* */
+  uint32_t dtype;        /* FLY_DTYPE_*: the element type of a tensor, the scalar's type */
+  uint32_t type;         /* string: the type as written in Fly, "f32", "vec<f16, 8>", "int" */
+  uint32_t layout;       /* string: a tensor's layout, "(?,?):(?,1)"; a const's value */
+  uint32_t dyn_shape;    /* tensors: how many shape leaves are `?` (arguments after the pointer) */
+  uint32_t dyn_stride;   /* and stride leaves (after the shape leaves); each an i32 */
+  uint32_t first_arg;    /* the index of its first argument; UINT32_MAX for a const */
+  uint32_t align;        /* tensors: the alignment in bytes the kernel assumes of the pointer */
+  uint32_t stride_align; /* tensors: each `?` stride, in bytes, is a multiple of this (0: any) */
 } FlyBundleParam;
 
 enum {
@@ -205,6 +216,9 @@ FlyBundleKernel fly_bundle_kernel(const FlyBundle *b, uint32_t i);
 FlyBundleParam fly_bundle_param(const FlyBundle *b, uint32_t i);
 FlyBundleInsn fly_bundle_insn(const FlyBundle *b, uint32_t i);
 FlyBundleImage fly_bundle_image(const FlyBundle *b, uint32_t i);
+/* How a launch instruction is written: "+", "min", "==", "require"; "?"
+   for an unknown one. */
+const char *fly_bundle_op_symbol(uint32_t op);
 /* A string of the bundle (checked by fly_bundle_open to be in range). */
 const char *fly_bundle_string(const FlyBundle *b, uint32_t offset);
 /* An image's bytes. */
@@ -214,8 +228,11 @@ const void *fly_bundle_image_bytes(const FlyBundle *b, const FlyBundleImage *im)
    parameter i when it is a scalar; shapes[i] and strides[i] the `?` leaves
    of parameter i when it is a tensor (NULL for other kinds). out receives
    grid x, y, z, block x, y, z and shared bytes. False, with why, when the
-   kernel has no launch rule, an operation overflows or divides by zero, or
-   a result is out of range (grid and block from 1 to 2^31-1, shared from 0). */
+   kernel has no launch rule, a requirement does not hold ("launch refused:
+   MESSAGE (WHERE)"), an operation overflows or divides by zero, or a result
+   is out of range (grid and block from 0 to 2^31-1, shared from 0; a grid
+   of 0 blocks is a launch with nothing to do). With out NULL only the
+   program runs: the requirements are checked, the settings not read. */
 bool fly_bundle_launch_eval(const FlyBundle *b, const FlyBundleKernel *k, const int64_t *scalars,
                             const int64_t *const *shapes, const int64_t *const *strides,
                             int64_t out[7], char *why, size_t why_size);

@@ -52,6 +52,18 @@ static bool operand(const Eval *e, const FlyBundleOperand *o, int64_t *v, char *
   return fly_bundle_fail(why, n, "corrupt launch rule");
 }
 
+const char *fly_bundle_op_symbol(uint32_t op) {
+  static const char *const symbols[FLY_LAUNCH_NOPS] = {
+      [FLY_LAUNCH_ADD] = "+",          [FLY_LAUNCH_SUB] = "-",  [FLY_LAUNCH_MUL] = "*",
+      [FLY_LAUNCH_DIV] = "/",          [FLY_LAUNCH_REM] = "%",  [FLY_LAUNCH_MIN] = "min",
+      [FLY_LAUNCH_MAX] = "max",        [FLY_LAUNCH_SHL] = "<<", [FLY_LAUNCH_SHR] = ">>",
+      [FLY_LAUNCH_AND] = "&",          [FLY_LAUNCH_OR] = "|",   [FLY_LAUNCH_XOR] = "^",
+      [FLY_LAUNCH_EQ] = "==",          [FLY_LAUNCH_NE] = "!=",  [FLY_LAUNCH_LT] = "<",
+      [FLY_LAUNCH_LE] = "<=",          [FLY_LAUNCH_GT] = ">",   [FLY_LAUNCH_GE] = ">=",
+      [FLY_LAUNCH_REQUIRE] = "require"};
+  return op < FLY_LAUNCH_NOPS && symbols[op] ? symbols[op] : "?";
+}
+
 static bool apply(uint32_t op, int64_t x, int64_t y, int64_t *r, char *why, size_t n) {
   bool overflow = false;
   switch (op) {
@@ -99,6 +111,24 @@ static bool apply(uint32_t op, int64_t x, int64_t y, int64_t *r, char *why, size
   case FLY_LAUNCH_XOR:
     *r = x ^ y;
     break;
+  case FLY_LAUNCH_EQ:
+    *r = x == y;
+    break;
+  case FLY_LAUNCH_NE:
+    *r = x != y;
+    break;
+  case FLY_LAUNCH_LT:
+    *r = x < y;
+    break;
+  case FLY_LAUNCH_LE:
+    *r = x <= y;
+    break;
+  case FLY_LAUNCH_GT:
+    *r = x > y;
+    break;
+  case FLY_LAUNCH_GE:
+    *r = x >= y;
+    break;
   default:
     return fly_bundle_fail(why, n, "corrupt launch rule");
   }
@@ -123,10 +153,22 @@ bool fly_bundle_launch_eval(const FlyBundle *b, const FlyBundleKernel *k, const 
   for (uint32_t i = 0; i < k->ninsns; i++) {
     FlyBundleInsn in = fly_bundle_insn(b, k->first_insn + i);
     int64_t x, y;
-    if (!operand(&e, &in.a, &x, why, n) || !operand(&e, &in.b, &y, why, n) ||
-        !apply(in.op, x, y, &temps[i], why, n))
+    if (!operand(&e, &in.a, &x, why, n))
+      return false;
+    if (in.op == FLY_LAUNCH_REQUIRE) {
+      /* The message and the place were checked by fly_bundle_open. */
+      if (!x)
+        return fly_bundle_fail(why, n, "launch refused: %s (%s)",
+                               fly_bundle_string(b, (uint32_t)in.b.value),
+                               fly_bundle_string(b, in.where));
+      temps[i] = 0;
+      continue;
+    }
+    if (!operand(&e, &in.b, &y, why, n) || !apply(in.op, x, y, &temps[i], why, n))
       return false;
   }
+  if (!out)
+    return true;
   const FlyBundleOperand *rule[7] = {&k->grid[0],  &k->grid[1],  &k->grid[2], &k->block[0],
                                      &k->block[1], &k->block[2], &k->shared};
   static const char *const what[7] = {"grid.x",  "grid.y",  "grid.z", "block.x",
@@ -134,7 +176,8 @@ bool fly_bundle_launch_eval(const FlyBundle *b, const FlyBundleKernel *k, const 
   for (int i = 0; i < 7; i++) {
     if (!operand(&e, rule[i], &out[i], why, n))
       return false;
-    int64_t lo = i == 6 ? 0 : 1;
+    /* No blocks is no work (an empty tensor); no threads is a mistake. */
+    int64_t lo = i < 3 || i == 6 ? 0 : 1;
     if (out[i] < lo || out[i] > INT32_MAX)
       return fly_bundle_fail(why, n,
                              "kernel '%s': %s is %" PRId64 ", outside %" PRId64 " to 2^31-1", name,

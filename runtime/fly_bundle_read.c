@@ -181,6 +181,11 @@ static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why
     if (!check_operand(b, k, &in.a, i, what, why, n) ||
         !check_operand(b, k, &in.b, i, what, why, n))
       return false;
+    if (in.op == FLY_LAUNCH_REQUIRE &&
+        (in.b.kind != FLY_LAUNCH_CONST || in.b.value < 0 ||
+         (uint64_t)in.b.value >= b->strings_size || in.where >= b->strings_size))
+      return fly_bundle_fail(why, n, "corrupt bundle: %s has a requirement without its message",
+                             what);
   }
   snprintf(what, sizeof what, "the launch rule of kernel '%s'", name);
   const FlyBundleOperand *rule[7] = {&k->grid[0],  &k->grid[1],  &k->grid[2], &k->block[0],

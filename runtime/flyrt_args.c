@@ -243,20 +243,27 @@ FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
       return s;
   }
   int64_t v[7] = {0, 0, 0, 0, 0, 0, 0};
-  /* An override of the whole grid and block replaces the rule: it is not
-     run (and its shared memory is the override's, 0 included). */
+  /* An override of the whole grid and block replaces the rule's settings
+     (and its shared memory is the override's, 0 included); the rule's
+     requirements are checked all the same. */
   bool whole = override != NULL;
   for (int i = 0; whole && i < 3; i++)
     whole = override->grid[i] && override->block[i];
+  bool rule = k->rec.flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH;
+  if (rule) {
+    char why[768];
+    if (!fly_bundle_launch_eval(&k->module->bundle->b, &k->rec, scalars, shapes, strides,
+                                whole ? NULL : v, why, sizeof why)) {
+      /* A refusal is the kernel's own sentence (fly_bundle.h); anything
+         else, the rule's failure. */
+      bool refused = strncmp(why, "launch refused", 14) == 0;
+      return flyrt_fail(refused ? FLYRT_ERROR_LAUNCH_REFUSED : FLYRT_ERROR_LAUNCH_RULE, "%s: %s%s",
+                        k->name, refused ? "" : "the launch rule failed: ", why);
+    }
+  }
   if (whole) {
     *config = *override;
     return FLYRT_SUCCESS;
-  }
-  if (k->rec.flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH) {
-    char why[256];
-    if (!fly_bundle_launch_eval(&k->module->bundle->b, &k->rec, scalars, shapes, strides, v, why,
-                                sizeof why))
-      return flyrt_fail(FLYRT_ERROR_LAUNCH_RULE, "%s: the launch rule failed: %s", k->name, why);
   }
   for (int i = 0; i < 3; i++) {
     config->grid[i] = override && override->grid[i] ? override->grid[i] : (uint32_t)v[i];
@@ -264,8 +271,10 @@ FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
   }
   config->shared_bytes =
       override && override->shared_bytes ? override->shared_bytes : (uint32_t)v[6];
+  /* A rule may give no blocks (nothing to do: the launch is skipped); without
+     a rule, grid and block must come from the caller. */
   for (int i = 0; i < 3; i++)
-    if (!config->grid[i] || !config->block[i])
+    if ((!rule && !config->grid[i]) || !config->block[i])
       return flyrt_fail(FLYRT_ERROR_LAUNCH_RULE,
                         "%s: the kernel has no launch block: give grid and block explicitly",
                         k->name);

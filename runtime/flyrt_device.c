@@ -248,6 +248,10 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
   FlyrtStatus s = flyrt_prepare(k, args, nargs, override, slots, &c);
   if (s)
     return s;
+  /* A grid of no blocks (the rule's answer for an empty tensor) does
+     nothing, successfully, as a loop over nothing would. */
+  if (!c.grid[0] || !c.grid[1] || !c.grid[2])
+    return flyrt_ok();
   Device *d = k->module->device;
   if (!d)
     return flyrt_fail(FLYRT_ERROR_NO_DEVICE,

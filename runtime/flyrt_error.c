@@ -36,7 +36,8 @@ const char *flyrtStatusName(FlyrtStatus s) {
                                       "FLYRT_ERROR_NO_DRIVER",
                                       "FLYRT_ERROR_NO_DEVICE",
                                       "FLYRT_ERROR_DRIVER",
-                                      "FLYRT_ERROR_OUT_OF_MEMORY"};
+                                      "FLYRT_ERROR_OUT_OF_MEMORY",
+                                      "FLYRT_ERROR_LAUNCH_REFUSED"};
   if ((unsigned)s < sizeof names / sizeof names[0])
     return names[s];
   return "FLYRT_ERROR_UNKNOWN";

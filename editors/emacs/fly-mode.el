@@ -48,7 +48,7 @@
 
 (defconst fly-keywords
   '("kernel" "fn" "launch" "const" "let" "if" "else" "for" "while" "in"
-    "carry" "yield" "break" "continue" "return" "import" "static_assert" "as")
+    "carry" "yield" "break" "continue" "return" "import" "static_assert" "require" "as")
   "The keywords of Fly.")
 
 (defconst fly-constants '("true" "false")

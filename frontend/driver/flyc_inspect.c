@@ -41,20 +41,26 @@ static void put_operand(const FlyBundle *b, const FlyBundleKernel *k, const FlyB
 }
 
 static void put_launch(const FlyBundle *b, const FlyBundleKernel *k) {
-  static const char *const ops[] = {"?",   "+",  "-",  "*", "/", "%", "min",
-                                    "max", "<<", ">>", "&", "|", "^"};
   if (!(k->flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH)) {
     puts("    launch: none (give grid and block when launching)");
     return;
   }
   for (uint32_t i = 0; i < k->ninsns; i++) {
     FlyBundleInsn in = fly_bundle_insn(b, k->first_insn + i);
+    const char *op = fly_bundle_op_symbol(in.op);
+    if (in.op == FLY_LAUNCH_REQUIRE) {
+      printf("    require ");
+      put_operand(b, k, &in.a);
+      printf(": \"%s\" (%s)\n", fly_bundle_string(b, (uint32_t)in.b.value),
+             fly_bundle_string(b, in.where));
+      continue;
+    }
     printf("    t%u = ", i);
     bool fn = in.op == FLY_LAUNCH_MIN || in.op == FLY_LAUNCH_MAX;
     if (fn)
-      printf("%s(", ops[in.op]);
+      printf("%s(", op);
     put_operand(b, k, &in.a);
-    printf(fn ? ", " : " %s ", fn ? "" : ops[in.op]);
+    printf(fn ? ", " : " %s ", fn ? "" : op);
     put_operand(b, k, &in.b);
     puts(fn ? ")" : "");
   }
@@ -91,6 +97,8 @@ static void put_param(const FlyBundle *b, const FlyBundleParam *p) {
       printf(", %u stride", p->dyn_stride);
     if (p->align)
       printf("; aligned to %u bytes", p->align);
+    if (p->stride_align)
+      printf("; strides multiples of %u bytes", p->stride_align);
     puts(")");
   }
 }

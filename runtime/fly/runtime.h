@@ -66,6 +66,7 @@ typedef enum FlyrtStatus {
   FLYRT_ERROR_NO_DEVICE = 10,    /* no GPU with that ordinal; or a module made without one */
   FLYRT_ERROR_DRIVER = 11,       /* a driver call failed: the message names it */
   FLYRT_ERROR_OUT_OF_MEMORY = 12,
+  FLYRT_ERROR_LAUNCH_REFUSED = 13, /* a `require` of the kernel's launch block does not hold */
 } FlyrtStatus;
 
 /* The message of the calling thread's last failure ("" when none); valid

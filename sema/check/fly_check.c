@@ -243,6 +243,49 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used, FlyVal 
   return s;
 }
 
+/* `require COND, "why";`: a precondition of the launch. One that holds for
+   every launch of this specialisation costs nothing; one that never holds
+   is an error here; the others are checked by the runtime before each
+   launch, which refuses it with the kernel's own message. */
+static void check_require(FlyInterp *I, FlyScope *s, const FlyNode *st, FlyKernelInfo *info) {
+  const FlyVal *msg = NULL;
+  if (st->kid[1]) {
+    msg = fly_eval_static(I, s, st->kid[1], "the message of require");
+    if (!msg)
+      return;
+    if (msg->kind != FLY_V_STR) {
+      fly_err(I, st->kid[1], "the message of require must be a string, not %s",
+              fly_val_describe(&I->A, msg));
+      return;
+    }
+  }
+  const FlyVal *c = fly_eval(I, s, st->kid[0]);
+  if (!c)
+    return;
+  bool is_bool =
+      c->kind == FLY_V_BOOL || (c->kind == FLY_V_RUNTIME && c->type &&
+                                c->type->kind == FLY_TY_SCALAR && c->type->code == FLY_TYPE_I1);
+  if (!is_bool) {
+    fly_err(I, st->kid[0], "the condition of require must be a bool, not %s",
+            fly_val_describe(&I->A, c));
+    return;
+  }
+  if (c->kind == FLY_V_BOOL) {
+    if (!c->i) {
+      /* Known now: every launch of this specialisation would be refused. */
+      const char *k = I->kernel ? I->kernel->str : "";
+      if (msg)
+        fly_err(I, st->kid[0], "this requirement never holds for kernel '%s' as compiled: %.*s", k,
+                (int)msg->len, msg->s);
+      else
+        fly_err(I, st->kid[0], "this requirement never holds for kernel '%s' as compiled", k);
+    }
+    return;
+  }
+  if (info)
+    fly_kernel_record_require(I, info, c, msg ? msg->s : NULL, msg ? msg->len : 0, st->kid[0]);
+}
+
 static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch,
                          FlyKernelInfo *info) {
   FlyScope *s = fly_scope_new(I, params);
@@ -252,6 +295,10 @@ static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch,
   const FlyNode *seen[3] = {NULL, NULL, NULL};
   static const char *const fields[3] = {"grid", "block", "shared"};
   for (const FlyNode *it = launch->kid[0]; it && !I->aborted; it = it->next) {
+    if (it->kind == FLY_REQUIRE) {
+      check_require(I, s, it, info);
+      continue;
+    }
     if (it->kind != FLY_LAUNCH_FIELD) {
       fly_exec_stmt(I, s, it);
       continue;
@@ -392,7 +439,7 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     LaunchRun run = {s, info ? info : &scratch};
     if (launch && !I->aborted && params)
       fly_kernel_record_launch(I, run.info, count_params(k), params, launch, run_launch, &run);
-    free(scratch.code);
+    fly_kernel_info_clear(&scratch);
   }
   I->kernel = NULL;
   I->aborted = fly_diag_stopped(I->diag);

@@ -10,25 +10,35 @@
  * source location. */
 #include "fly_kernel_info.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fly_interp.h"
 #include "fly_kernel_record.h"
 
+void fly_kernel_info_clear(FlyKernelInfo *k) {
+  for (int i = 0; i < k->nparams; i++) {
+    free(k->params[i].name);
+    free(k->params[i].type);
+    free(k->params[i].layout);
+  }
+  for (uint32_t i = 0; i < k->nrequires; i++) {
+    free(k->requires[i].message);
+    free(k->requires[i].where);
+  }
+  free(k->requires);
+  free(k->params);
+  free(k->code);
+  free(k->name);
+  free(k->spec);
+  free(k->target);
+}
+
 void fly_kernel_info_list_release(FlyKernelInfoList *l) {
   for (FlyKernelInfo *k = l->first, *next; k; k = next) {
     next = k->next;
-    for (int i = 0; i < k->nparams; i++) {
-      free(k->params[i].name);
-      free(k->params[i].type);
-      free(k->params[i].layout);
-    }
-    free(k->params);
-    free(k->code);
-    free(k->name);
-    free(k->spec);
-    free(k->target);
+    fly_kernel_info_clear(k);
     free(k);
   }
   l->first = l->last = NULL;
@@ -232,6 +242,11 @@ typedef struct Recorder {
   FlyKernelInfo *info;
 } Recorder;
 
+/* Integers and bools (0 or 1) are what the program computes with. */
+static bool integral(const FlyType *t) {
+  return t && t->kind == FLY_TY_SCALAR && (fly_type_is_int(t) || t->code == FLY_TYPE_I1);
+}
+
 /* The handle of an argument: a constant, or the value's own. NULL when it
    has none (out of memory). */
 static const Handle *handle_of(Recorder *r, const FlyVal *v, const FlyNode *at) {
@@ -239,8 +254,7 @@ static const Handle *handle_of(Recorder *r, const FlyVal *v, const FlyNode *at) 
     return handle(r->I, FLY_LAUNCH_CONST, 0, v->i);
   if (v->kind == FLY_V_RUNTIME && v->ssa) {
     const Handle *h = v->ssa;
-    if (h->o.kind != UNRECORDABLE &&
-        !(v->type && v->type->kind == FLY_TY_SCALAR && fly_type_is_int(v->type)))
+    if (h->o.kind != UNRECORDABLE && !integral(v->type))
       return unrecordable(r->I, at, "a computation with floats or vectors");
     return h;
   }
@@ -327,10 +341,29 @@ static uint32_t launch_op(FlyOpcode op) {
   }
 }
 
-static bool is_comparison(FlyOpcode op) {
-  return op == FLY_OPCODE_LT || op == FLY_OPCODE_GT || op == FLY_OPCODE_LE || op == FLY_OPCODE_GE ||
-         op == FLY_OPCODE_EQ || op == FLY_OPCODE_NE || op == FLY_OPCODE_AND ||
-         op == FLY_OPCODE_OR || op == FLY_OPCODE_NOT;
+/* Comparisons give 0 or 1, so `&&` and `||` of them are the bitwise
+   operations (both sides are computed: there are no effects to skip). */
+static uint32_t launch_test(FlyOpcode op) {
+  switch (op) {
+  case FLY_OPCODE_EQ:
+    return FLY_LAUNCH_EQ;
+  case FLY_OPCODE_NE:
+    return FLY_LAUNCH_NE;
+  case FLY_OPCODE_LT:
+    return FLY_LAUNCH_LT;
+  case FLY_OPCODE_LE:
+    return FLY_LAUNCH_LE;
+  case FLY_OPCODE_GT:
+    return FLY_LAUNCH_GT;
+  case FLY_OPCODE_GE:
+    return FLY_LAUNCH_GE;
+  case FLY_OPCODE_AND:
+    return FLY_LAUNCH_AND;
+  case FLY_OPCODE_OR:
+    return FLY_LAUNCH_OR;
+  default:
+    return 0;
+  }
 }
 
 static bool rec_value(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyVal *const *args,
@@ -340,10 +373,14 @@ static bool rec_value(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyV
     const Handle *acc = handle(r->I, FLY_LAUNCH_CONST, 0, 1);
     return acc && product(r, result, args[0], &acc, at) && set(result, acc);
   }
-  if (is_comparison(op))
-    return set(result, unrecordable(r->I, at, "a comparison (choose with min and max)"));
-  if (!(result->type && result->type->kind == FLY_TY_SCALAR && fly_type_is_int(result->type)))
+  if (!integral(result->type))
     return set(result, unrecordable(r->I, at, "a computation with floats or vectors"));
+  if (n == 2 && launch_test(op))
+    return emit(r, result, launch_test(op), handle_of(r, args[0], at), handle_of(r, args[1], at),
+                at);
+  if (op == FLY_OPCODE_NOT && n == 1)
+    return emit(r, result, FLY_LAUNCH_XOR, handle_of(r, args[0], at),
+                handle(r->I, FLY_LAUNCH_CONST, 0, 1), at);
   if (op == FLY_OPCODE_CONVERT && n == 1) {
     const Handle *a = handle_of(r, args[0], at);
     if (a && a->o.kind != UNRECORDABLE && args[0]->kind == FLY_V_RUNTIME &&
@@ -371,10 +408,11 @@ static bool rec_effect(void *ctx, FlyOpcode op, int n, const FlyVal *const *args
 }
 
 static bool refuse(Recorder *r, const FlyNode *at, const char *what) {
-  fly_error(r->I->diag, at ? fly_node_span(at) : fly_no_span(),
-            "a launch block can compute with integer arithmetic, min, max and size() of "
-            "the runtime arguments, not %s",
-            what);
+  fly_error(
+      r->I->diag, at ? fly_node_span(at) : fly_no_span(),
+      "a launch block can compute with integer arithmetic, comparisons, min, max and size() of "
+      "the runtime arguments, not %s",
+      what);
   return false;
 }
 
@@ -436,5 +474,77 @@ bool fly_kernel_record_field(FlyInterp *I, FlyKernelInfo *info, int field, const
     }
     info->rule[field * 3 + i] = h->o;
   }
+  return true;
+}
+
+/* "01-vector-add.fly:44:13: CONDITION": the file's name without its
+   directories, so that a bundle does not depend on where it was built. */
+static char *where_of(FlyInterp *I, const FlyNode *at) {
+  FlySpan sp = fly_node_span(at);
+  const FlySource *src = sp.file >= 0 ? fly_source(&I->unit->sources, sp.file) : NULL;
+  if (!src)
+    return dup("");
+  uint32_t line = 0, col = 0;
+  fly_source_line_col(&I->unit->sources, sp.file, sp.begin, &line, &col);
+  const char *base = strrchr(src->path, '/');
+  base = base ? base + 1 : src->path;
+  uint32_t end = sp.end <= src->len && sp.end > sp.begin ? sp.end : sp.begin;
+  int len = (int)(end - sp.begin);
+  size_t size = strlen(base) + (size_t)len + 48;
+  char *s = malloc(size);
+  if (s)
+    snprintf(s, size, "%s:%u:%u: require %.*s", base, line, col, len, src->text + sp.begin);
+  return s;
+}
+
+bool fly_kernel_record_require(FlyInterp *I, FlyKernelInfo *info, const FlyVal *cond,
+                               const char *msg, size_t len, const FlyNode *at) {
+  Recorder r = {I, info};
+  const Handle *h = handle_of(&r, cond, at);
+  if (!h)
+    return false;
+  if (h->o.kind == UNRECORDABLE) {
+    refuse(&r, h->at ? h->at : at, h->why);
+    fly_note(I->diag, fly_node_span(at), "the requirement depends on it");
+    return false;
+  }
+  FlyRequireInfo *q = realloc(info->requires, (info->nrequires + 1) * sizeof *q);
+  if (!q)
+    return false;
+  info->requires = q;
+  q = &info->requires[info->nrequires];
+  q->where = where_of(I, at);
+  if (msg) {
+    q->message = malloc(len + 1);
+    if (q->message) {
+      memcpy(q->message, msg, len);
+      q->message[len] = '\0';
+    }
+  } else {
+    /* The condition itself: "size(A) % 1024 == 0". */
+    const char *w = q->where ? strstr(q->where, ": require ") : NULL;
+    q->message = dup(w ? w + 10 : "");
+  }
+  if (!q->where || !q->message) {
+    free(q->where);
+    free(q->message);
+    return false;
+  }
+  FlyVal dummy;
+  memset(&dummy, 0, sizeof dummy);
+  uint32_t insn = info->ninsns;
+  /* b.value is replaced by the message's string offset when the bundle is
+     written; here it is the requirement's index. */
+  bool ok = emit(&r, &dummy, FLY_LAUNCH_REQUIRE, h,
+                 handle(I, FLY_LAUNCH_CONST, 0, (int64_t)info->nrequires), at);
+  if (ok && info->ninsns != insn + 1)
+    ok = refuse(&r, at, "more than 4096 operations");
+  if (!ok) {
+    free(q->where);
+    free(q->message);
+    return false;
+  }
+  q->insn = insn;
+  info->nrequires++;
   return true;
 }

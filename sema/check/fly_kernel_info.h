@@ -22,8 +22,16 @@ typedef struct FlyParamInfo {
   uint32_t dtype; /* FLY_DTYPE_* */
   char *type;     /* the (element) type as Fly writes it */
   char *layout;   /* a tensor's "shape:stride" with `?` leaves; a const's value */
-  uint32_t dyn_shape, dyn_stride, first_arg, align;
+  uint32_t dyn_shape, dyn_stride, first_arg;
+  uint32_t align, stride_align; /* FlyBundleParam's: what the kernel's accesses assume */
 } FlyParamInfo;
+
+/* A `require` of the launch block: instruction `insn` of the program. */
+typedef struct FlyRequireInfo {
+  uint32_t insn;
+  char *message; /* the kernel's message (the condition's text when it gives none) */
+  char *where;   /* "file.fly:LINE:COL: CONDITION" */
+} FlyRequireInfo;
 
 typedef struct FlyKernelInfo {
   char *name, *spec, *target; /* "gemm", "BM=64 BN=64", "sm_90" */
@@ -34,6 +42,8 @@ typedef struct FlyKernelInfo {
   uint32_t ninsns, cap;
   FlyBundleInsn *code;
   FlyBundleOperand rule[7]; /* grid x y z, block x y z, shared */
+  uint32_t nrequires;
+  FlyRequireInfo *requires;
   struct FlyKernelInfo *next;
 } FlyKernelInfo;
 
@@ -42,5 +52,7 @@ typedef struct FlyKernelInfoList {
 } FlyKernelInfoList;
 
 void fly_kernel_info_list_release(FlyKernelInfoList *l);
+/* Frees what one record holds (not the record). */
+void fly_kernel_info_clear(FlyKernelInfo *k);
 
 #endif

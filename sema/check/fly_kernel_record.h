@@ -24,4 +24,9 @@ bool fly_kernel_record_launch(FlyInterp *I, FlyKernelInfo *info, int n, FlyVal *
 bool fly_kernel_record_field(FlyInterp *I, FlyKernelInfo *info, int field, const FlyVal *v,
                              const FlyNode *at);
 
+/* A launch requirement whose condition cond depends on the runtime
+   arguments; msg[0..len) its message (NULL: none). */
+bool fly_kernel_record_require(FlyInterp *I, FlyKernelInfo *info, const FlyVal *cond,
+                               const char *msg, size_t len, const FlyNode *at);
+
 #endif

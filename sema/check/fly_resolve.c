@@ -210,9 +210,12 @@ void fly_resolve_unit(FlyInterp *I) {
           for (const FlyNode *p = g->decl->kid[0]; p; p = p->next)
             push(&R, p->str, p->len);
         for (const FlyNode *k = it->kid[0]; k; k = k->next) {
-          if (k->kind == FLY_LAUNCH_FIELD)
+          if (k->kind == FLY_LAUNCH_FIELD) {
             expr(&R, k->kid[0]);
-          else
+          } else if (k->kind == FLY_REQUIRE) {
+            expr(&R, k->kid[0]);
+            expr(&R, k->kid[1]);
+          } else
             stmt(&R, k);
         }
         break;

@@ -430,11 +430,20 @@ class TestArgumentErrors(FlyTestCase):
         with self.assertFails(fly.Status.ARGUMENTS, "the kernel takes a tensor, not an integer"):
             self.vadd.launch_config(2**70, vec(1024), vec(1024))
 
-    def test_launch_rule_failure(self):
+    def test_launch_refused(self):
+        # The kernel's own requirements, with its own messages and where they
+        # are written.
         copy = load(TILED_COPY).tiled_copy_2d
-        with self.assertFails(fly.Status.LAUNCH_RULE, "tiled_copy_2d: the launch rule failed",
-                              "grid.y is 0"):
+        with self.assertFails(fly.Status.LAUNCH_REFUSED, "tiled_copy_2d: launch refused: "
+                              "the matrix is a whole number of BM x BN tiles",
+                              "02-tiled-copy.fly:"):
             copy.launch_config(CudaArray((16, 64)), CudaArray((16, 64), strides=(4, 64)))
+        with self.assertFails(fly.Status.LAUNCH_REFUSED, "D has the shape of S"):
+            copy.launch_config(CudaArray((64, 64)), CudaArray((32, 64), strides=(4, 128)))
+        with self.assertFails(fly.Status.LAUNCH_REFUSED, "A, B and C have the same length"):
+            self.vadd.launch_config(vec(1024), vec(1024), vec(1000))
+        # An empty tensor: no blocks, a launch that does nothing.
+        self.assertEqual(self.vadd.launch_config(vec(0), vec(0), vec(0)).grid, (0, 1, 1))
 
     def test_launch_options(self):
         with self.assertFails(fly.Status.INVALID_VALUE, "grid=-1", "2**32 - 1"):

@@ -46,10 +46,10 @@ static void default_rule(FlyKernelInfo *k) {
 /* kernel vector_add(A, B, C: tensor<f32, ?:1>, const BLOCK = 256)
      launch { grid = (size(A) + 1023) / 1024; block = 256; } */
 static FlyParamInfo vector_add_params[] = {
-    {"A", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 0, 16},
-    {"B", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 2, 16},
-    {"C", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 4, 16},
-    {"BLOCK", FLY_PARAM_CONST, FLY_DTYPE_NONE, "int", "256", 0, 0, UINT32_MAX, 0},
+    {"A", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 0, 16, 0},
+    {"B", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 2, 16, 0},
+    {"C", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 4, 16, 0},
+    {"BLOCK", FLY_PARAM_CONST, FLY_DTYPE_NONE, "int", "256", 0, 0, UINT32_MAX, 0, 0},
 };
 static FlyBundleInsn vector_add_code[2];
 
@@ -76,9 +76,9 @@ static FlyKernelInfo vector_add(const char *target) {
      grid = X.shape[0] * X.shape[1] / n, block = (64, 2),
      shared = X.stride[0] * 4 */
 static FlyParamInfo scale_params[] = {
-    {"X", FLY_PARAM_TENSOR, FLY_DTYPE_F16, "f16", "(?,?):(?,1)", 2, 1, 0, 8},
-    {"n", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 4, 0},
-    {"alpha", FLY_PARAM_SCALAR, FLY_DTYPE_F32, "f32", "", 0, 0, 5, 0},
+    {"X", FLY_PARAM_TENSOR, FLY_DTYPE_F16, "f16", "(?,?):(?,1)", 2, 1, 0, 8, 8},
+    {"n", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 4, 0, 0},
+    {"alpha", FLY_PARAM_SCALAR, FLY_DTYPE_F32, "f32", "", 0, 0, 5, 0, 0},
 };
 static FlyBundleInsn scale_code[3];
 
@@ -106,8 +106,8 @@ static FlyKernelInfo scale(void) {
 
 /* kernel copy(src, dst: tensor<i8, 16:1>), without a launch block. */
 static FlyParamInfo copy_params[] = {
-    {"src", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 0, 1},
-    {"dst", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 1, 1},
+    {"src", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 0, 1, 0},
+    {"dst", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 1, 1, 0},
 };
 
 static FlyKernelInfo copy(void) {
@@ -230,12 +230,12 @@ static void assert_kernel(const FlyBundle *b, uint32_t r, const FlyKernelInfo *i
     assert_int_equal(p.dyn_stride, want->dyn_stride);
     assert_int_equal(p.first_arg, want->first_arg);
     assert_int_equal(p.align, want->align);
-    assert_int_equal(p.reserved, 0);
+    assert_int_equal(p.stride_align, want->stride_align);
   }
   for (uint32_t i = 0; i < k.ninsns; i++) {
     FlyBundleInsn in = fly_bundle_insn(b, k.first_insn + i);
     assert_int_equal(in.op, info->code[i].op);
-    assert_int_equal(in.reserved, 0);
+    assert_int_equal(in.where, 0);
     assert_operand_equal(in.a, info->code[i].a);
     assert_operand_equal(in.b, info->code[i].b);
   }
@@ -558,7 +558,7 @@ static const Patch patches[] = {
     {FLY_BUNDLE_T_CODE, 0, offsetof(FlyBundleInsn, op), 4, 0,
      "the launch program of kernel 'vector_add' has an instruction of unknown kind 0"},
     {FLY_BUNDLE_T_CODE, 1, offsetof(FlyBundleInsn, op), 4, FLY_LAUNCH_NOPS,
-     "has an instruction of unknown kind 13"},
+     "has an instruction of unknown kind 20"},
     {FLY_BUNDLE_T_CODE, 0, OPERAND(FlyBundleInsn, a, kind), 4, FLY_LAUNCH_TEMP,
      "the launch program of kernel 'vector_add' uses an instruction that does not come before it"},
     {FLY_BUNDLE_T_CODE, 1, OPERAND(FlyBundleInsn, a, index), 4, 1,
@@ -830,10 +830,9 @@ static void launch_rule_of_vector_add(void **state) {
   vector_add_grid(&b, 1 << 20, 1024);
   vector_add_grid(&b, (int64_t)INT32_MAX * 1024, INT32_MAX);
 
+  /* An empty tensor gives no blocks: a launch that does nothing. */
+  vector_add_grid(&b, 0, 0);
   const int64_t zero[1] = {0}, huge[1] = {(int64_t)INT32_MAX * 1024 + 1};
-  const int64_t *const empty[4] = {zero, zero, zero, NULL};
-  assert_launch_fails(&b, 0, NULL, empty, NULL,
-                      "kernel 'vector_add': grid.x is 0, outside 1 to 2^31-1");
   const int64_t *const too_big[4] = {huge, huge, huge, NULL};
   assert_launch_fails(&b, 0, NULL, too_big, NULL, "grid.x is 2147483648");
   const int64_t max[1] = {INT64_MAX};
@@ -881,8 +880,8 @@ static void launch_rule_of_scale(void **state) {
    sets nothing gives them. */
 static unsigned char *calc(uint32_t op, int slot, size_t *size) {
   static FlyParamInfo params[] = {
-      {"x", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 0, 0},
-      {"y", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 1, 0},
+      {"x", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 0, 0, 0},
+      {"y", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 1, 0, 0},
   };
   FlyBundleInsn code[2] = {insn(op, scalar(0), scalar(1)),
                            insn(FLY_LAUNCH_ADD, temp(0), cst(1000))};
@@ -959,6 +958,18 @@ static void launch_instructions(void **state) {
   assert_op(FLY_LAUNCH_AND, 12, 10, 8);
   assert_op(FLY_LAUNCH_OR, 12, 10, 14);
   assert_op(FLY_LAUNCH_XOR, 12, 10, 6);
+  assert_op(FLY_LAUNCH_EQ, 3, 3, 1);
+  assert_op(FLY_LAUNCH_EQ, 3, -3, 0);
+  assert_op(FLY_LAUNCH_NE, 3, -3, 1);
+  assert_op(FLY_LAUNCH_NE, 3, 3, 0);
+  assert_op(FLY_LAUNCH_LT, -4, 3, 1); /* signed */
+  assert_op(FLY_LAUNCH_LT, 3, 3, 0);
+  assert_op(FLY_LAUNCH_LE, 3, 3, 1);
+  assert_op(FLY_LAUNCH_LE, 4, 3, 0);
+  assert_op(FLY_LAUNCH_GT, 3, -4, 1);
+  assert_op(FLY_LAUNCH_GT, 3, 3, 0);
+  assert_op(FLY_LAUNCH_GE, 3, 3, 1);
+  assert_op(FLY_LAUNCH_GE, INT64_MIN, 3, 0);
 
   assert_op_fails(FLY_LAUNCH_DIV, 5, 0, "the launch rule divides 5 by zero");
   assert_op_fails(FLY_LAUNCH_REM, 5, 0, "divides 5 by zero");
@@ -975,8 +986,115 @@ static void launch_instructions(void **state) {
   assert_op_fails(FLY_LAUNCH_ADD, INT64_MAX - 500, 0, "overflows 64 bits");
 }
 
-/* Every slot of the rule is range-checked: grid and block from 1, shared
-   from 0, all up to 2^31-1. */
+/* kernel rows(X: tensor<f32, (?,?):(?,1)>) with
+     require size(X) % 4 == 0, "X holds whole vectors";
+     require shape(X)[0] > 0;   (no message: the condition is the message)
+     grid = shape(X)[0]; block = 32; */
+static unsigned char *required(size_t *size, bool merged) {
+  static FlyParamInfo params[] = {
+      {"X", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "(?,?):(?,1)", 2, 1, 0, 16, 16},
+  };
+  FlyBundleInsn code[5] = {
+      insn(FLY_LAUNCH_MUL, shape(0, 0), shape(0, 1)), insn(FLY_LAUNCH_REM, temp(0), cst(4)),
+      insn(FLY_LAUNCH_EQ, temp(1), cst(0)), insn(FLY_LAUNCH_REQUIRE, temp(2), cst(0)),
+      insn(FLY_LAUNCH_GT, shape(0, 0), cst(0))};
+  FlyBundleInsn all[6];
+  memcpy(all, code, sizeof code);
+  all[5] = insn(FLY_LAUNCH_REQUIRE, temp(4), cst(1));
+  FlyRequireInfo req[2] = {{3, "X holds whole vectors", "rows.fly:3:13: require size(X) % 4 == 0"},
+                           {5, "shape(X)[0] > 0", "rows.fly:4:13: require shape(X)[0] > 0"}};
+  FlyKernelInfo k = {0};
+  k.name = "rows";
+  k.spec = "";
+  k.target = "sm_90";
+  k.nparams = 1;
+  k.params = params;
+  k.nargs = 4;
+  k.has_launch = true;
+  k.ninsns = 6;
+  k.code = all;
+  k.nrequires = 2;
+  k.requires = req;
+  default_rule(&k);
+  k.rule[0] = shape(0, 0);
+  k.rule[3] = cst(32);
+  FlyBundleWriter w;
+  fly_bundle_writer_init(&w);
+  uint32_t im = fly_bundle_writer_image(&w, "sm_90", FLY_IMAGE_PTX, ptx, sizeof ptx);
+  fly_bundle_writer_kernel(&w, &k, im, "rows");
+  unsigned char *p = finish(&w, size);
+  if (!merged)
+    return p;
+  /* Through a merge, after another bundle's strings, which moves them. */
+  size_t other_size;
+  unsigned char *other = two_targets(&other_size);
+  FlyBundle a = open_ok(other, other_size), b = open_ok(p, *size);
+  fly_bundle_writer_init(&w);
+  fly_bundle_writer_merge(&w, &a);
+  fly_bundle_writer_merge(&w, &b);
+  unsigned char *m = finish(&w, size);
+  free(other);
+  free(p);
+  return m;
+}
+
+static void launch_requirements(void **state) {
+  (void)state;
+  for (int merged = 0; merged < 2; merged++) {
+    size_t size;
+    unsigned char *p = required(&size, merged);
+    FlyBundle b = open_ok(p, size);
+    uint32_t r = b.nkernels - 1;
+    const int64_t good[2] = {3, 8}, ragged[2] = {3, 7}, none[2] = {0, 8}, stride[1] = {8};
+    const int64_t *const shapes_good[1] = {good}, *const shapes_ragged[1] = {ragged},
+                         *const shapes_none[1] = {none}, *const strides[1] = {stride};
+    int64_t out[7];
+    char why[256];
+    if (!launch(&b, r, NULL, shapes_good, strides, out, why))
+      fail_msg("%s", why);
+    assert_int_equal(out[0], 3);
+    assert_launch_fails(&b, r, NULL, shapes_ragged, strides,
+                        "launch refused: X holds whole vectors "
+                        "(rows.fly:3:13: require size(X) % 4 == 0)");
+    assert_launch_fails(&b, r, NULL, shapes_none, strides,
+                        "launch refused: shape(X)[0] > 0 (rows.fly:4:13: require shape(X)[0] > 0)");
+    /* Only the program: the requirements, not the settings. */
+    FlyBundleKernel k = fly_bundle_kernel(&b, r);
+    assert_true(fly_bundle_launch_eval(&b, &k, NULL, shapes_good, strides, NULL, why, 256));
+    assert_false(fly_bundle_launch_eval(&b, &k, NULL, shapes_ragged, strides, NULL, why, 256));
+    assert_non_null(strstr(why, "X holds whole vectors"));
+    FlyBundleParam x = fly_bundle_param(&b, k.first_param);
+    assert_int_equal(x.align, 16);
+    assert_int_equal(x.stride_align, 16);
+    free(p);
+  }
+}
+
+/* A requirement whose message is not a string of the bundle is refused when
+   the bundle is opened. */
+static void corrupt_requirement(void **state) {
+  (void)state;
+  size_t size;
+  unsigned char *p = required(&size, false);
+  FlyBundle b = open_ok(p, size);
+  FlyBundleKernel k = fly_bundle_kernel(&b, 0);
+  uint64_t at = b.header.tables[FLY_BUNDLE_T_CODE].offset +
+                (uint64_t)(k.first_insn + 3) * b.header.tables[FLY_BUNDLE_T_CODE].record_size;
+  FlyBundleInsn in;
+  memcpy(&in, p + at, sizeof in);
+  in.b.kind = FLY_LAUNCH_TEMP;
+  in.b.index = 0;
+  memcpy(p + at, &in, sizeof in);
+  reseal(p, size);
+  char why[256];
+  FlyBundle bad;
+  assert_false(fly_bundle_open(&bad, p, size, why, sizeof why));
+  assert_non_null(strstr(why, "has a requirement without its message"));
+  free(p);
+}
+
+/* Every slot of the rule is range-checked: grid and shared from 0, block
+   from 1, all up to 2^31-1. */
 static void launch_ranges(void **state) {
   (void)state;
   static const char *const slot[7] = {"grid.x",  "grid.y",  "grid.z", "block.x",
@@ -984,7 +1102,7 @@ static void launch_ranges(void **state) {
   for (int s = 0; s < 7; s++) {
     int64_t got;
     char why[256], want[64];
-    int64_t lo = s == 6 ? 0 : 1;
+    int64_t lo = s < 3 || s == 6 ? 0 : 1;
     if (!run_op(FLY_LAUNCH_ADD, s, lo - 1000, 0, &got, why) || got != lo - 1000)
       fail_msg("%s = %lld: %s", slot[s], (long long)lo, why);
     if (!run_op(FLY_LAUNCH_ADD, s, INT32_MAX - 1000, 0, &got, why))
@@ -1062,6 +1180,8 @@ int main(void) {
       cmocka_unit_test(launch_rule_of_scale),
       cmocka_unit_test(launch_instructions),
       cmocka_unit_test(launch_ranges),
+      cmocka_unit_test(launch_requirements),
+      cmocka_unit_test(corrupt_requirement),
       cmocka_unit_test(launch_program_length),
   };
   return cmocka_run_group_tests_name("bundle", tests, NULL, NULL);

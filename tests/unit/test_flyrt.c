@@ -346,17 +346,29 @@ static void argument_checks(void **state) {
   args[1].u.tensor.shape[0] = -5;
   assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_ARGUMENTS,
                "negative extent in shape -5x512");
-  /* A shape for which the launch rule gives no blocks. */
+  /* Shapes the launch block's requirements refuse, with its messages. */
   args[1] = a;
   args[1].u.tensor.shape[0] = 32;
-  assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_LAUNCH_RULE,
-               "gemm_tile: the launch rule failed: ");
-  /* A whole grid and block given: the rule is not run. */
+  args[2].u.tensor.shape[1] = 32;
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_LAUNCH_REFUSED,
+               "gemm_tile: launch refused: M, N and K are multiples of BM, BN, BK "
+               "(03-tiled-mma.fly:");
+  args[2].u.tensor.shape[1] = N;
+  args[1].u.tensor.shape[0] = N;
+  args[1].u.tensor.shape[1] = K / 2;
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_LAUNCH_REFUSED,
+               "launch refused: A is M x K, B is N x K and C is M x N");
+  /* A whole grid and block given: the rule's settings are not used, but its
+     requirements are checked all the same. */
   FlyrtLaunchConfig whole = {{2, 2, 1}, {128, 1, 1}, 0};
+  assert_error(flyrtKernelLaunch(k, args, 3, NULL, &whole), FLYRT_ERROR_LAUNCH_REFUSED,
+               "launch refused: A is M x K");
+  args[1] = a;
   assert_error(flyrtKernelLaunch(k, args, 3, NULL, &whole), FLYRT_ERROR_NO_DEVICE, "gemm_tile");
   FlyrtLaunchConfig part = {{2, 2, 1}, {0, 0, 0}, 0};
-  assert_error(flyrtKernelLaunch(k, args, 3, NULL, &part), FLYRT_ERROR_LAUNCH_RULE,
-               "the launch rule failed");
+  args[1].u.tensor.shape[0] = 32;
+  assert_error(flyrtKernelLaunch(k, args, 3, NULL, &part), FLYRT_ERROR_LAUNCH_REFUSED,
+               "launch refused");
   /* Launching a module without a device: the arguments are checked first. */
   args[1] = a;
   assert_error(flyrtKernelLaunch(k, args, 3, NULL, NULL), FLYRT_ERROR_NO_DEVICE,

@@ -18,7 +18,7 @@ set cpo&vim
 " ---- keywords (flyc vocabulary: keyword) ----------------------------------
 " kernel, fn and launch are followed by the name they declare.
 syn keyword flyKeyword         kernel fn launch nextgroup=flyFunctionName skipwhite skipnl
-syn keyword flyKeyword         static_assert
+syn keyword flyKeyword         static_assert require
 syn keyword flyStorageClass    const
 syn keyword flyStatement       let return yield break continue
 syn keyword flyConditional     if else

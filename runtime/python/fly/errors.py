@@ -27,6 +27,7 @@ class Status(enum.IntEnum):
     NO_DEVICE = 10
     DRIVER = 11
     OUT_OF_MEMORY = 12
+    LAUNCH_REFUSED = 13
 
 
 class FlyError(RuntimeError):
