@@ -19,6 +19,7 @@
 #include "fly_ptxas.h"
 #include "fly_trace.h"
 #include "fly_version.h"
+#include "mlir-c/BuiltinAttributes.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -65,7 +66,8 @@ typedef struct Job {
 
 /* The module through the target's pipeline: text (LLVM IR, PTX, GCN) or a
    code object; NULL after reporting why. */
-static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *len) {
+static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *len,
+                          const FlyPipelineInspect *inspect) {
   const char *arch = j->rq->target;
   FlyPendingOp p;
   if (!j->nvidia && fly_pipeline_find_op(module, "gpu.printf", &p)) {
@@ -77,8 +79,8 @@ static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *l
   }
   char *why = NULL;
   char *dump = dump_dir(j->rq->path, arch);
-  char *text =
-      fly_pipeline_compile(j->m, module, j->target, j->rq->opt_level, kind, dump, len, &why);
+  char *text = fly_pipeline_compile(j->m, module, j->target, j->rq->opt_level, kind, dump, len,
+                                    &why, inspect);
   free(dump);
   FlyMlir *m = j->m;
   if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
@@ -117,7 +119,7 @@ static char *write_lowered(Job *j, MlirModule module, size_t *len) {
   FlyEmitKind kind = strcmp(emit, "llvm") == 0    ? FLY_EMIT_LLVM
                      : strcmp(emit, "hsaco") == 0 ? FLY_EMIT_BIN
                                                   : FLY_EMIT_ASM;
-  char *text = lower_module(j, module, kind, len);
+  char *text = lower_module(j, module, kind, len, NULL);
   if (!text || strcmp(emit, "cubin") != 0)
     return text;
   char *why = NULL;
@@ -129,12 +131,52 @@ static char *write_lowered(Job *j, MlirModule module, size_t *len) {
   return cubin;
 }
 
+/* What a kernel function's accesses require of its arguments: the bytes
+   each must be a multiple of (fly.arg_align, from fly_lower_align.c),
+   copied to its parameters, a pointer's as `align`, its runtime strides'
+   as `stride_align`. */
+static MlirWalkResult read_aligns(MlirOperation op, void *ctx) {
+  const FlyKernelInfoList *kernels = ctx;
+  MlirAttribute a =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.arg_align"));
+  MlirAttribute s = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a) || mlirAttributeIsNull(s) ||
+      !mlirAttributeIsAString(s))
+    return MlirWalkResultAdvance;
+  MlirStringRef sym = mlirStringAttrGetValue(s);
+  intptr_t n = mlirDenseArrayGetNumElements(a);
+  for (FlyKernelInfo *k = kernels->first; k; k = k->next) {
+    if (strlen(k->name) != sym.length || memcmp(k->name, sym.data, sym.length) != 0)
+      continue;
+    for (int i = 0; i < k->nparams; i++) {
+      FlyParamInfo *p = &k->params[i];
+      if (p->kind != FLY_PARAM_TENSOR || (intptr_t)p->first_arg >= n)
+        continue;
+      uint32_t base = (uint32_t)mlirDenseI64ArrayGetElement(a, (intptr_t)p->first_arg);
+      if (base > p->align)
+        p->align = base;
+      for (uint32_t s2 = 0; s2 < p->dyn_stride; s2++) {
+        intptr_t at = (intptr_t)(p->first_arg + 1 + p->dyn_shape + s2);
+        uint32_t v = at < n ? (uint32_t)mlirDenseI64ArrayGetElement(a, at) : 0;
+        if (v > p->stride_align)
+          p->stride_align = v;
+      }
+    }
+  }
+  return MlirWalkResultAdvance;
+}
+
+static void inspect_aligns(MlirModule module, void *ctx) {
+  mlirOperationWalk(mlirModuleGetOperation(module), read_aligns, ctx, MlirWalkPreOrder);
+}
+
 /* --emit=bundle: the image (PTX for NVIDIA, a code object for AMD) and the
    kernels' signatures and launch rules. */
 static char *write_bundle(Job *j, MlirModule module, const FlyKernelInfoList *kernels,
                           size_t *len) {
   size_t n = 0;
-  char *image = lower_module(j, module, j->nvidia ? FLY_EMIT_ASM : FLY_EMIT_BIN, &n);
+  FlyPipelineInspect inspect = {inspect_aligns, (void *)kernels};
+  char *image = lower_module(j, module, j->nvidia ? FLY_EMIT_ASM : FLY_EMIT_BIN, &n, &inspect);
   if (!image)
     return NULL;
   FlyBundleWriter w;

@@ -175,9 +175,15 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
       Ptrs pd = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
       for (int i = 0; i < es.n;) {
         int w = v > 1 && i % v == 0 && run_of(&es, i, v) && run_of(&ed, i, v) ? v : 1;
+        MlirValue from = ptr_at(b, &ps, &es.off[i]), to = ptr_at(b, &pd, &ed.off[i]);
+        /* As wide as both addresses are provably aligned for (the proof
+           records what it assumes of the kernel's arguments). */
+        while (w > 1 && !(fly_lower_aligned(b, from, (int64_t)w * bytes) &&
+                          fly_lower_aligned(b, to, (int64_t)w * bytes)))
+          w /= 2;
         MlirType t = w > 1 ? fly_vec_type(w, elem) : elem;
-        MlirValue x = fly_build_load(b, t, ptr_at(b, &ps, &es.off[i]), w * bytes);
-        fly_build_store(b, x, ptr_at(b, &pd, &ed.off[i]), w * bytes);
+        MlirValue x = fly_build_load(b, t, from, w * bytes);
+        fly_build_store(b, x, to, w * bytes);
         i += w;
       }
     }

@@ -193,6 +193,39 @@ static const FlyTuple *mode0(const FlyTuple *t) {
   return t->kind == FLY_TUPLE_SEQ && t->n > 0 ? t->elem[0] : t;
 }
 
+/* g[j]: the greatest common divisor of coordinate leaf j of every thread's
+   first value in the tile (0 when every thread's is 0). False when the
+   layouts are too large to walk. */
+static bool common_multiples(FlyBuild *b, const FlyLayout *T, FlyTuple *tile, int64_t *g, int r) {
+  FlyLayout *thr = fly_layout_make(b->A, (FlyTuple *)mode0(T->shape), (FlyTuple *)mode0(T->stride));
+  int64_t n;
+  if (!thr || !fly_layout_size(b->A, thr, &n) || n > 4096) {
+    fly_algebra_clear_error(b->A);
+    return false;
+  }
+  for (int j = 0; j < r; j++)
+    g[j] = 0;
+  for (int64_t t = 0; t < n; t++) {
+    int64_t k;
+    FlyTuple *c = fly_layout_eval(b->A, thr, t, &k) ? fly_tuple_idx2crd(b->A, k, tile) : NULL;
+    FlyTuple *leaves[64];
+    if (!c || fly_tuple_leaves(c, leaves, 64) != r) {
+      fly_algebra_clear_error(b->A);
+      return false;
+    }
+    for (int j = 0; j < r; j++) {
+      int64_t x = leaves[j]->value, y = g[j];
+      while (y) {
+        int64_t m = x % y;
+        x = y;
+        y = m;
+      }
+      g[j] = x < 0 ? -x : x;
+    }
+  }
+  return true;
+}
+
 /* A tiled copy's thread starts at the element its first value takes: the
    TV layout's thread mode gives an index in the tile, column-major. */
 static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayout *src) {
@@ -213,7 +246,19 @@ static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayout *src) {
   FlySym k = fly_sym_index(&o, thr, mode0(T->shape), mode0(T->stride));
   FlySym crd[64];
   int r = fly_sym_idx2crd(&o, k, tt, crd, 64);
-  return r <= 64 ? tile_offset(b, crd, r, src) : fly_sym_const(0);
+  if (r > 64)
+    return fly_sym_const(0);
+  /* Every thread's start coordinate is, mode by mode, a multiple of what
+     all threads' have in common (a tiled copy of 8-element vectors starts
+     each thread at a multiple of 8). Written as (c / g) * g, which is c, the
+     multiple is plain to see for the proof that a vector access is aligned
+     (fly_lower_align.c); a power of two costs one `and`. */
+  int64_t g[64];
+  if (common_multiples(b, T, tt, g, r))
+    for (int j = 0; j < r; j++)
+      if (g[j] > 1)
+        crd[j] = fly_sym_mul(&o, fly_sym_div(&o, crd[j], fly_sym_const(g[j])), fly_sym_const(g[j]));
+  return tile_offset(b, crd, r, src);
 }
 
 /* A tiled MMA's thread: its lane's first value in the atom's tile of the
@@ -260,6 +305,14 @@ static FlySym mma_offset(FlyBuild *b, MlirOperation op, char operand, const FlyL
   FlySym k = fly_sym_index(&o, lane, mode0(T->shape), mode0(T->stride));
   FlySym crd[2] = {fly_sym_rem(&o, k, fly_sym_const(rows)),
                    fly_sym_div(&o, k, fly_sym_const(rows))};
+  /* The lanes' common multiples made plain, as for tiled copies. */
+  FlyTuple *dims[2] = {fly_tuple_int(b->A, rows), fly_tuple_int(b->A, cols)};
+  FlyTuple *rc = fly_tuple_seq(b->A, 2, dims);
+  int64_t g[2];
+  if (rc && common_multiples(b, T, rc, g, 2))
+    for (int j = 0; j < 2; j++)
+      if (g[j] > 1)
+        crd[j] = fly_sym_mul(&o, fly_sym_div(&o, crd[j], fly_sym_const(g[j])), fly_sym_const(g[j]));
   FlySym wr = operand == 'B' ? warp_n : warp_m;
   crd[0] = fly_sym_add(&o, crd[0], fly_sym_mul(&o, wr, fly_sym_const(rows)));
   if (operand == 'C')

@@ -318,7 +318,8 @@ static const char *lld_toolkit(char **why) {
 }
 
 char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *target, int opt_level,
-                           FlyEmitKind kind, const char *dump, size_t *len, char **why) {
+                           FlyEmitKind kind, const char *dump, size_t *len, char **why,
+                           const FlyPipelineInspect *inspect) {
   *why = NULL;
   static bool registered;
   if (!registered) {
@@ -335,6 +336,8 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *targe
   int n = 0;
   if (!run_stages(m, module, text, dump, &n, why))
     return NULL;
+  if (inspect && inspect->fn)
+    inspect->fn(module, inspect->ctx);
   bool amd = target->vendor == FLY_VENDOR_AMD;
   if (kind == FLY_EMIT_LLVM || dump) {
     MlirOperation gm = first_named(module, "gpu.module");

@@ -32,7 +32,15 @@ typedef enum FlyEmitKind { FLY_EMIT_LLVM, FLY_EMIT_ASM, FLY_EMIT_BIN } FlyEmitKi
    malloc'd, with its length in *len. NULL after an error, with MLIR's messages in *why (malloc'd,
    may be NULL). With dump a directory, every stage's module is written there, numbered
    (00_origin.mlir, 01_nvvm-attach-target.mlir ...), then the LLVM IR and the assembly. */
+/* Called, when given, with the module in the LLVM dialect, before it is
+   translated: to read what the passes recorded (fly_lower_align.c). */
+typedef struct FlyPipelineInspect {
+  void (*fn)(MlirModule module, void *ctx);
+  void *ctx;
+} FlyPipelineInspect;
+
 char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *target, int opt_level,
-                           FlyEmitKind kind, const char *dump, size_t *len, char **why);
+                           FlyEmitKind kind, const char *dump, size_t *len, char **why,
+                           const FlyPipelineInspect *inspect);
 
 #endif

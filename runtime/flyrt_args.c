@@ -66,7 +66,7 @@ static const char *dims(const int64_t *v, int n, char *buf, size_t size) {
 
 static FlyrtStatus bad(const Kernel *k, const Param *p, const char *fmt, const char *a,
                        const char *b) {
-  char what[384];
+  char what[640];
   snprintf(what, sizeof what, fmt, a, b);
   return flyrt_fail(FLYRT_ERROR_ARGUMENTS, "%s: argument '%s': %s", k->name, p->info.name, what);
 }
@@ -117,9 +117,21 @@ static FlyrtStatus tensor(const Kernel *k, const Param *p, const FlyrtTensor *t,
                (snprintf(a, sizeof a, "%p", t->data), a),
                (snprintf(b, sizeof b, "%zu", natural), b));
   if (p->info.align && (uintptr_t)t->data % p->info.align)
-    return bad(k, p, "the kernel assumes %s-byte alignment, and the pointer is %s",
+    return bad(k, p,
+               "the kernel's vector accesses need %s-byte alignment, and the pointer %s is "
+               "not aligned so (a view that starts in the middle of a vector?)",
                (snprintf(a, sizeof a, "%u", p->info.align), a),
                (snprintf(b, sizeof b, "%p", t->data), b));
+  /* The `?` strides the vector accesses step by. */
+  for (int i = 0; i < t->rank && p->info.stride_align; i++)
+    if (p->info.stride[i] == FLYRT_DYNAMIC &&
+        (uint64_t)(t->stride[i] < 0 ? -t->stride[i] : t->stride[i]) * natural %
+            p->info.stride_align)
+      return bad(k, p,
+                 "the kernel's vector accesses need every runtime stride to be a multiple "
+                 "of %s bytes, and the strides are %s elements",
+                 (snprintf(a, sizeof a, "%u", p->info.stride_align), a),
+                 dims(t->stride, t->rank, b, sizeof b));
   for (int i = 0; i < t->rank; i++)
     if (t->shape[i] < 0)
       return bad(k, p, "negative extent in shape %s%s", dims(t->shape, t->rank, a, sizeof a), "");

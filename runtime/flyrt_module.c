@@ -133,6 +133,7 @@ static FlyrtStatus read_params(const FlyBundle *b, Kernel *k) {
     p->info.type = fly_bundle_string(b, r.type);
     p->info.layout = fly_bundle_string(b, r.layout);
     p->info.align = r.align;
+    p->info.stride_align = r.stride_align;
     p->first_arg = r.first_arg;
     p->dyn_shape = (int)r.dyn_shape;
     p->dyn_stride = (int)r.dyn_stride;

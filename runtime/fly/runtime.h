@@ -242,6 +242,9 @@ typedef struct FlyrtParamInfo {
   int64_t shape[FLYRT_MAX_RANK];
   int64_t stride[FLYRT_MAX_RANK];
   uint32_t align; /* bytes the kernel assumes of the pointer (0: none) */
+  /* Bytes each `?` stride times the element size must be a multiple of, for
+     the kernel's vector accesses (0: any). */
+  uint32_t stride_align;
 } FlyrtParamInfo;
 
 FLYRT_API const char *flyrtKernelName(FlyrtKernel k);

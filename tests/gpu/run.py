@@ -116,6 +116,7 @@ def main():
          + (["--no-bench"] if args.no_bench else [])),
         ("flyc_run", ["bash", os.path.join(HERE, "flyc_run_checks.sh"), art]),
         ("ops", [sys.executable, os.path.join(HERE, "run_ops.py"), "--artifacts", art]),
+        ("shapes", [sys.executable, os.path.join(HERE, "shape_checks.py"), "--artifacts", art]),
     ]
     figures, failed = {}, []
     for name, argv in parts:

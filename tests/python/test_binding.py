@@ -216,7 +216,8 @@ class TestSignature(FlyTestCase):
                           ("VEC", "const")])
         a = k.params[0]
         self.assertEqual((a.dtype, a.type, a.layout, a.rank), ("f32", "f32", "(?,):(1,)", 1))
-        self.assertEqual((a.shape, a.stride, a.align), ((None,), (1,), 0))
+        # Its 128-bit accesses need 16-byte aligned pointers.
+        self.assertEqual((a.shape, a.stride, a.align, a.stride_align), ((None,), (1,), 16, 0))
         self.assertIsNone(a.value)
         self.assertEqual(k.params[3].value, 256)
         self.assertEqual(k.consts, {"BLOCK": 256, "VEC": 4})

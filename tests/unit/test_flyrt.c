@@ -346,6 +346,28 @@ static void argument_checks(void **state) {
   args[1].u.tensor.shape[0] = -5;
   assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_ARGUMENTS,
                "negative extent in shape -5x512");
+  /* What the 128-bit copies of A and B assume: 16-byte aligned pointers
+     and row strides (the compiler recorded it in the bundle). */
+  args[1] = a;
+  args[0].u.tensor.data = fake(0x10008);
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_ARGUMENTS,
+               "gemm_tile: argument 'A': the kernel's vector accesses need 16-byte alignment, and "
+               "the pointer 0x10008 is not aligned so");
+  args[0].u.tensor.data = fake(0x10000);
+  args[0].u.tensor.stride[0] = K + 4;
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_ARGUMENTS,
+               "gemm_tile: argument 'A': the kernel's vector accesses need every runtime stride "
+               "to be a multiple of 16 bytes, and the strides are 516x1 elements");
+  args[0].u.tensor.stride[0] = K + 8; /* a padded row: allowed */
+  if (flyrtKernelLaunchConfigFor(k, args, 3, &c) != FLYRT_SUCCESS)
+    fail_msg("%s", flyrtLastError());
+  args[0].u.tensor.stride[0] = K;
+  FlyrtParamInfo info;
+  assert_int_equal(flyrtKernelParam(k, 0, &info), FLYRT_SUCCESS);
+  assert_int_equal(info.align, 16);
+  assert_int_equal(info.stride_align, 16);
+  assert_int_equal(flyrtKernelParam(k, 2, &info), FLYRT_SUCCESS);
+  assert_int_equal(info.align, 0); /* C is written 4 bytes at a time */
   /* Shapes the launch block's requirements refuse, with its messages. */
   args[1] = a;
   args[1].u.tensor.shape[0] = 32;

@@ -63,6 +63,7 @@ class Param:
     shape: tuple[Optional[int], ...]
     stride: tuple[Optional[int], ...]
     align: int  # bytes the kernel assumes of a tensor's pointer (0: none)
+    stride_align: int = 0  # bytes each runtime stride (times the element size) is a multiple of
 
     @property
     def value(self) -> Union[int, str, None]:
@@ -89,7 +90,8 @@ def _param(info: FlyrtParamInfo) -> Param:
     return Param(name=text(info.name), kind=_KINDS.get(info.kind, str(info.kind)),
                  dtype=_arrays.dtype_name(info.dtype), type=text(info.type),
                  layout=text(info.layout), rank=info.rank, shape=leaves(info.shape),
-                 stride=leaves(info.stride), align=info.align)
+                 stride=leaves(info.stride), align=info.align,
+                 stride_align=info.stride_align)
 
 
 def _dims(v: object, what: str) -> tuple[int, int, int]:
