@@ -369,6 +369,14 @@ irdl.dialect @fly {
     %c2 = irdl.base @fly::@memref
     irdl.operands(copy: %c0, src: %c1, dst: %c2)
   }
+  irdl.operation @copy_if {
+    %c0 = irdl.any
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base @fly::@memref
+    %c3 = irdl.base @fly::@memref
+    %c4 = irdl.any
+    irdl.operands(copy: %c0, src: %c1, dst: %c2, pred: %c3, fill: optional %c4)
+  }
   irdl.operation @mma_atom_call {
     %c0 = irdl.base @fly::@mma_atom
     %c1 = irdl.any

@@ -146,6 +146,43 @@ static bool run_of(const Elems *e, int i, int v) {
 /* ---- copies, loads and stores
  * --------------------------------------------------------------- */
 
+/* Whether elements i .. i+w-1 share one predicate (the predicate's layout
+   gives them one element, as a predicate per vector does). */
+static bool one_pred(const Elems *p, int i, int w) {
+  for (int t = 1; t < w; t++)
+    if (!lin_same_terms(&p->off[i], &p->off[i + t]) || p->off[i + t].c != p->off[i].c)
+      return false;
+  return true;
+}
+
+/* w copies of x, as a vector (x itself when w is 1). */
+static MlirValue splat(FlyBuild *b, MlirValue x, int w, MlirType elem) {
+  if (w == 1)
+    return x;
+  MlirValue v = fly_build_op1(b, "llvm.mlir.poison", fly_vec_type(w, elem), 0, NULL, 0, NULL);
+  for (int i = 0; i < w; i++)
+    v = fly_build_insert(b, v, x, i);
+  return v;
+}
+
+/* `if (p) { *to = *from } else { *to = fill }` for one access of type t
+   (no else without a fill): scf.if, made into branches later, so a masked
+   element's address is never touched. */
+static void masked_move(FlyBuild *b, MlirValue p, MlirType t, MlirValue from, MlirValue to,
+                        int align, MlirValue fill) {
+  MlirRegion r[2] = {mlirRegionCreate(), mlirRegionCreate()};
+  for (int k = 0; k < (mlirValueIsNull(fill) ? 1 : 2); k++) {
+    MlirBlock blk = mlirBlockCreate(0, NULL, NULL);
+    mlirRegionAppendOwnedBlock(r[k], blk);
+    FlyBuild in = *b;
+    in.ip = (FlyInsert){blk, {NULL}};
+    MlirValue x = k == 0 ? fly_build_load(&in, t, from, align) : fill;
+    fly_build_store(&in, x, to, align);
+    fly_mlir_op(b->m, in.ip, b->loc, "scf.yield", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
+  }
+  fly_mlir_op(b->m, b->ip, b->loc, "scf.if", 0, NULL, 1, &p, 0, NULL, 2, r);
+}
+
 void fly_lower_copy(FlyBuild *b, MlirOperation op) {
   MlirValue av = mlirOperationGetOperand(op, 0);
   const FlyAtom *atom = fly_lower_atom(av);
@@ -154,44 +191,68 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
   int bits = (int)fly_lower_int_attr(fly_lower_atom_op(av), "bits", 0);
   if (atom->copy != FLY_COPY_UNIVERSAL || bits <= 0)
     return fly_build_error(b, "the copy atom %s is not lowered yet", atom->name);
-  FlyMemDesc s, d;
+  intptr_t nops = mlirOperationGetNumOperands(op);
+  bool predicated = nops >= 4;
+  FlyMemDesc s, d, pd = {0};
   if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 1), &s))
     return;
   if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 2), &d)) {
     fly_memdesc_free(&s);
     return;
   }
-  Elems es = {0}, ed = {0};
+  if (predicated && !fly_memdesc_of(b, mlirOperationGetOperand(op, 3), &pd)) {
+    fly_memdesc_free(&s);
+    fly_memdesc_free(&d);
+    return;
+  }
+  Elems es = {0}, ed = {0}, ep = {0};
   int bytes = fly_lower_type_bytes(s.type.elem);
-  if (elems_of(b, &s, &es) && elems_of(b, &d, &ed)) {
-    if (es.n != ed.n) {
+  MlirType elem = fly_lower_storage_type(s.type.elem); /* bytes are bytes */
+  MlirValue fill = {NULL};
+  if (nops >= 5)
+    fill = fly_build_bitcast(b, mlirOperationGetOperand(op, 4), elem);
+  if (elems_of(b, &s, &es) && elems_of(b, &d, &ed) && (!predicated || elems_of(b, &pd, &ep))) {
+    if (es.n != ed.n || (predicated && ep.n != es.n)) {
       fly_build_error(b, "copy between tensors of %d and %d elements", es.n, ed.n);
     } else {
       int v = bytes ? bits / (8 * bytes) : 1;
       if (v < 1)
         v = 1;
-      MlirType elem = fly_lower_storage_type(s.type.elem); /* bytes are bytes */
       Ptrs ps = {s.ptr, elem, {{0}}, {{NULL}}, 0, 0};
-      Ptrs pd = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
+      Ptrs pdst = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
+      Ptrs pp = {
+          pd.ptr, predicated ? fly_lower_storage_type(pd.type.elem) : elem, {{0}}, {{NULL}}, 0, 0};
       for (int i = 0; i < es.n;) {
         int w = v > 1 && i % v == 0 && run_of(&es, i, v) && run_of(&ed, i, v) ? v : 1;
-        MlirValue from = ptr_at(b, &ps, &es.off[i]), to = ptr_at(b, &pd, &ed.off[i]);
+        /* A predicate per element splits a vector; one per vector keeps it. */
+        if (predicated && !one_pred(&ep, i, w))
+          w = 1;
+        MlirValue from = ptr_at(b, &ps, &es.off[i]), to = ptr_at(b, &pdst, &ed.off[i]);
         /* As wide as both addresses are provably aligned for (the proof
            records what it assumes of the kernel's arguments). */
         while (w > 1 && !(fly_lower_aligned(b, from, (int64_t)w * bytes) &&
                           fly_lower_aligned(b, to, (int64_t)w * bytes)))
           w /= 2;
         MlirType t = w > 1 ? fly_vec_type(w, elem) : elem;
-        MlirValue x = fly_build_load(b, t, from, w * bytes);
-        fly_build_store(b, x, to, w * bytes);
+        if (predicated) {
+          MlirValue p = fly_build_load(b, pp.elem, ptr_at(b, &pp, &ep.off[i]), 1);
+          MlirValue f = mlirValueIsNull(fill) ? fill : splat(b, fill, w, elem);
+          masked_move(b, p, t, from, to, w * bytes, f);
+        } else {
+          MlirValue x = fly_build_load(b, t, from, w * bytes);
+          fly_build_store(b, x, to, w * bytes);
+        }
         i += w;
       }
     }
   }
   free(es.off);
   free(ed.off);
+  free(ep.off);
   fly_memdesc_free(&s);
   fly_memdesc_free(&d);
+  if (predicated)
+    fly_memdesc_free(&pd);
   if (!b->failed)
     mlirOperationDestroy(op);
 }

@@ -18,6 +18,7 @@ static const struct {
   Rewrite rewrite;
 } fly_ops[] = {
     {"fly.copy", fly_lower_copy},
+    {"fly.copy_if", fly_lower_copy},
     {"fly.load", fly_lower_load},
     {"fly.store", fly_lower_store},
 };

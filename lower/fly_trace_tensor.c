@@ -173,14 +173,20 @@ bool fly_op_gemm(FlyTraceOp *o) {
   return set_result(o, op1(o, "fly.gemm", fly_trace_type(t, o->result->type), 4, v, 0, NULL));
 }
 
+/* fly.copy(atom, src, dst), or fly.copy_if(atom, src, dst, pred[, fill]). */
 bool fly_op_copy(FlyTraceOp *o) {
   FlyTrace *t = o->t;
-  MlirValue v[3] = {atom_value(o, o->args[0]), fly_trace_handle(t, o->args[1]),
+  MlirValue v[5] = {atom_value(o, o->args[0]), fly_trace_handle(t, o->args[1]),
                     fly_trace_handle(t, o->args[2])};
-  for (int i = 0; i < 3; i++)
+  if (o->n > 3)
+    v[3] = fly_trace_handle(t, o->args[3]);
+  if (o->n > 4)
+    v[4] = fly_trace_value(t, o->args[4], o->args[1]->tensor.elem);
+  for (int i = 0; i < o->n && i < 5; i++)
     if (mlirValueIsNull(v[i]))
       return fly_trace_error(t, o->at, "internal error: the operands of copy have no code");
-  fly_mlir_op(t->m, t->ip, t->loc, "fly.copy", 0, NULL, 3, v, 0, NULL, 0, NULL);
+  fly_mlir_op(t->m, t->ip, t->loc, o->n > 3 ? "fly.copy_if" : "fly.copy", 0, NULL,
+              o->n < 5 ? o->n : 5, v, 0, NULL, 0, NULL);
   return true;
 }
 

@@ -481,7 +481,41 @@ const FlyVal *fly_builtin_copy(FlyInterp *I, const FlyArgs *a) {
   int64_t ns, nd;
   if (fly_tensor_static_size(I, src, &ns) && fly_tensor_static_size(I, dst, &nd) && ns != nd)
     return fly_err(I, a->call, "copy from %" PRId64 " elements to %" PRId64 " elements", ns, nd);
-  return fly_emit_effect(I, FLY_OPCODE_COPY, 3, a->v, a->call) ? fly_val_none() : NULL;
+  const FlyNode *fill_at;
+  const FlyVal *fill = fly_arg_named(a, "fill", &fill_at);
+  if (a->n == 3 && !fill)
+    return fly_emit_effect(I, FLY_OPCODE_COPY, 3, a->v, a->call) ? fly_val_none() : NULL;
+  if (a->n == 3)
+    return fly_err(I, fill_at,
+                   "fill is what a masked element receives: give the predicate too, "
+                   "copy(atom, src, dst, pred, fill = x)");
+  /* The predicate: one bool per element of src, in the same order. Where
+     it is false the element is neither read nor written (or, with fill,
+     dst receives fill). */
+  const FlyVal *pred = fly_arg_tensor(I, a, 3, "copy");
+  if (!pred)
+    return NULL;
+  const FlyType *pe = pred->tensor.elem;
+  if (pe->kind != FLY_TY_SCALAR || pe->code != FLY_TYPE_I1)
+    return fly_err(I, a->node[3], "the predicate of copy is a tensor of i1 (bools), not of %s",
+                   fly_type_str(&I->A, pe));
+  int64_t np;
+  if (!fly_tensor_static_size(I, pred, &np) || !fly_tensor_static_size(I, src, &ns))
+    return fly_err(I, a->node[3],
+                   "a predicated copy needs a source and a predicate whose sizes are known at "
+                   "compile time");
+  if (np != ns)
+    return fly_err(I, a->node[3],
+                   "the predicate has %" PRId64 " elements and the source %" PRId64
+                   ": one bool per element",
+                   np, ns);
+  const FlyVal *args[5] = {a->v[0], a->v[1], a->v[2], a->v[3], NULL};
+  if (fill) {
+    args[4] = fly_convert(I, fill, elem, fill_at, false);
+    if (!args[4])
+      return NULL;
+  }
+  return fly_emit_effect(I, FLY_OPCODE_COPY, fill ? 5 : 4, args, a->call) ? fly_val_none() : NULL;
 }
 
 /* The value of an MMA operand: a register fragment or a runtime vector. */
