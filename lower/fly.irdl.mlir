@@ -105,6 +105,24 @@ irdl.dialect @fly {
     irdl.results(result: %c2)
     irdl.attributes { "coord" = %c3 }
   }
+  irdl.operation @composition {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base "#builtin.string"
+    %c3 = irdl.is i32
+    irdl.operands(src: %c0, leaves: variadic %c3)
+    irdl.results(result: %c1)
+    irdl.attributes { "layout" = %c2 }
+  }
+  irdl.operation @recast {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.base @fly::@memref
+    %c2 = irdl.base "#builtin.string"
+    %c3 = irdl.is i32
+    irdl.operands(src: %c0, leaves: variadic %c3)
+    irdl.results(result: %c1)
+    irdl.attributes { "to" = %c2 }
+  }
   irdl.operation @logical_divide {
     %c0 = irdl.base @fly::@memref
     %c1 = irdl.base @fly::@memref

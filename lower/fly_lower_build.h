@@ -134,4 +134,11 @@ const struct FlyAtom *fly_lower_atom(MlirValue atom);
 /* The value of an operation's integer attribute, or `missing`. */
 int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing);
 
+/* ---- fly_lower_align.c: used by both passes ---- */
+/* Whether ptr is a multiple of `bytes` (a power of two), assuming of the
+   kernel's arguments what the runtime will then check: when it is, the
+   arguments it depends on are marked as requiring it (the gpu.func's
+   fly.arg_align, and llvm.align on its pointers). */
+bool fly_lower_aligned(FlyBuild *b, MlirValue ptr, int64_t bytes);
+
 #endif

@@ -89,13 +89,6 @@ void fly_lower_store(FlyBuild *b, MlirOperation op);
 /* The pointer to the one element of a memref (null after an error). */
 MlirValue fly_lower_element_ptr(FlyBuild *b, const FlyMemDesc *d);
 
-/* ---- fly_lower_align.c ---- */
-/* Whether ptr is a multiple of `bytes` (a power of two), assuming of the
-   kernel's arguments what the runtime will then check: when it is, the
-   arguments it depends on are marked as requiring it (the gpu.func's
-   fly.arg_align, and llvm.align on its pointers). */
-bool fly_lower_aligned(FlyBuild *b, MlirValue ptr, int64_t bytes);
-
 /* ---- fly_lower_atomic.c ---- */
 /* Whether op is an atomic, a fence, or an atomic or volatile access. */
 bool fly_lower_atomic_wanted(MlirOperation op);

@@ -350,6 +350,8 @@ static const Row rows[] = {
     {"fly.partition_fragment_c", ALLOC_REG, NULL, 0},
     {"fly.slice", SLICE, "slice", 0},
     {"fly.logical_divide", DIVIDE, "logical_divide", 0},
+    {"fly.composition", DIVIDE, "composition", 0},
+    {"fly.recast", DIVIDE, "recast", 0},
     {"fly.zipped_divide", DIVIDE, "zipped_divide", 0},
     {"fly.tiled_divide", DIVIDE, "tiled_divide", 0},
     {"fly.flat_divide", DIVIDE, "flat_divide", 0},
@@ -432,7 +434,22 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const Row *row) {
     for (int i = first; i < n && i - first < 256; i++)
       leaves[i - first] = mlirOperationGetOperand(op, i);
     MlirValue p = fly_build_gep(b, src.ptr, src.type.elem, off);
-    replace(op, make_memref(b, rt, p, n - first, leaves));
+    /* A recast to a wider element needs its start aligned to it: proven,
+       and required of the kernel's argument, or refused. */
+    if (fly_lower_is(op, "fly.recast")) {
+      FlyMemType to;
+      if (fly_memtype_read(w->m, rt, &to)) {
+        int nb = fly_lower_type_bytes(to.elem), ob = fly_lower_type_bytes(src.type.elem);
+        if (nb > ob && !fly_lower_aligned(b, p, nb))
+          fly_build_error(b,
+                          "recast to %d-byte elements needs the tensor to start at a multiple "
+                          "of %d bytes, which the compiler cannot show here",
+                          nb, nb);
+        fly_memtype_free(&to);
+      }
+    }
+    if (!b->failed)
+      replace(op, make_memref(b, rt, p, n - first, leaves));
   }
   fly_memdesc_free(&src);
 }

@@ -63,6 +63,9 @@ bool fly_op_where(FlyTraceOp *o);
 bool fly_op_size(FlyTraceOp *o);
 bool fly_op_slice(FlyTraceOp *o);
 bool fly_op_divide(FlyTraceOp *o, const char *name);
+/* A view of a tensor's memory from one compile-time argument (a layout, a
+   type), recorded as the attribute `attr`: composition, recast. */
+bool fly_op_view(FlyTraceOp *o, const char *name, const char *attr);
 bool fly_op_alloc(FlyTraceOp *o, const char *name);
 bool fly_op_partition(FlyTraceOp *o, const char *name, bool fragment);
 bool fly_op_gemm(FlyTraceOp *o);

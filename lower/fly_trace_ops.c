@@ -285,6 +285,10 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
     return fly_op_slice(o);
   case FLY_OPCODE_LOGICAL_DIVIDE:
     return fly_op_divide(o, "fly.logical_divide");
+  case FLY_OPCODE_TENSOR_COMPOSITION:
+    return fly_op_view(o, "fly.composition", "layout");
+  case FLY_OPCODE_TENSOR_RECAST:
+    return fly_op_view(o, "fly.recast", "to");
   case FLY_OPCODE_ZIPPED_DIVIDE:
     return fly_op_divide(o, "fly.zipped_divide");
   case FLY_OPCODE_TILED_DIVIDE:

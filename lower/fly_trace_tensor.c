@@ -95,6 +95,16 @@ bool fly_op_divide(FlyTraceOp *o, const char *name) {
   return view_result(o, name, 1, &src, 1, &a);
 }
 
+bool fly_op_view(FlyTraceOp *o, const char *name, const char *attr) {
+  FlyTrace *t = o->t;
+  MlirValue src = fly_trace_handle(t, o->args[0]);
+  const FlyVal *arg = o->args[1];
+  const char *text = arg->kind == FLY_V_TYPE ? fly_type_str(&t->A, arg->type_value)
+                                             : fly_val_str_canonical(&t->A, arg);
+  MlirNamedAttribute a = fly_mlir_named(t->m, attr, fly_mlir_str_attr(t->m, text ? text : ""));
+  return view_result(o, name, 1, &src, 1, &a);
+}
+
 /* ---- atoms ---------------------------------------------------------------------------------- */
 
 /* The operation that makes a static atom or tiled atom: its parameters are

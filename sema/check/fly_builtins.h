@@ -75,6 +75,10 @@ const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayo
 
 /* ---- tensors (fly_builtins_tensor.c) ---- */
 
+/* composition(t, L) and recast(t, T): views of a tensor's memory. */
+const FlyVal *fly_tensor_compose(FlyInterp *I, const FlyArgs *a);
+const FlyVal *fly_tensor_recast(FlyInterp *I, const FlyArgs *a);
+
 /* A tensor's modes, and whether it is one element (no modes). */
 int fly_tensor_rank(const FlyVal *t);
 bool fly_tensor_is_element(const FlyVal *t);

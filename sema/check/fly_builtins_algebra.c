@@ -356,6 +356,8 @@ const FlyVal *fly_builtin_filter(FlyInterp *I, const FlyArgs *a) {
 
 const FlyVal *fly_builtin_composition(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *x = a->v[0], *y = a->v[1];
+  if (x->kind == FLY_V_TENSOR)
+    return fly_tensor_compose(I, a);
   /* composition(swizzle, L) and composition(swizzle, offset, L): S o off o L. */
   if (x->kind == FLY_V_SWIZZLE) {
     int64_t offset = 0;
@@ -481,6 +483,12 @@ static bool bits_arg(FlyInterp *I, const FlyArgs *a, int i, int *out) {
 }
 
 const FlyVal *fly_builtin_recast(FlyInterp *I, const FlyArgs *a) {
+  if (a->v[0]->kind == FLY_V_TENSOR)
+    return fly_tensor_recast(I, a);
+  if (a->n != 3)
+    return fly_err(I, a->call,
+                   "recast takes a layout and two widths, recast(L, from, to), or a "
+                   "tensor and an element type, recast(t, T)");
   int from, to;
   if (!bits_arg(I, a, 1, &from) || !bits_arg(I, a, 2, &to))
     return NULL;

@@ -394,6 +394,66 @@ const FlyVal *fly_tensor_divide(FlyInterp *I, FlyBuiltinId which, const FlyArgs 
   return fly_emit_value(I, v, op, 2, a->v, a->call);
 }
 
+/* ---- views: composition and recast ---------------------------------------------------------- */
+
+/* The tensor's layout for the algebra: static, or with probes standing for
+   its runtime strides (its shape must be static). NULL after an error. */
+static const FlyLayout *view_layout(FlyInterp *I, const FlyVal *t, FlyProbe *p, const char *what,
+                                    const FlyNode *at) {
+  const FlyLayout *L = fly_tensor_probe(I, &t->tensor, p);
+  if (!L)
+    fly_err(I, at, "%s needs a tensor whose shape is known at compile time (cut a tile first)",
+            what);
+  return L;
+}
+
+/* composition(t, L): the same memory, element c at t's layout of L(c); so
+   composition(V, (N, M):(M, 1)) of an M x N tile is its transpose. */
+const FlyVal *fly_tensor_compose(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *t = a->v[0];
+  if (a->n != 2)
+    return fly_err(I, a->call, "composition of a tensor takes the tensor and one layout");
+  const FlyLayout *B = fly_arg_layout(I, a, 1, "the layout a tensor is seen through");
+  FlyProbe p;
+  const FlyLayout *L = B ? view_layout(I, t, &p, "composition", a->node[0]) : NULL;
+  if (!L)
+    return NULL;
+  FlyLayout *R = fly_layout_composition(&I->A, L, B);
+  const FlyVal *v = R ? fly_tensor_unprobe(I, t, R, &p, a->call) : fly_err_algebra(I, a->call);
+  return fly_emit_value(I, v, FLY_OPCODE_TENSOR_COMPOSITION, 2, a->v, a->call);
+}
+
+/* recast(t, T): the same bytes as elements of T; the layout is recast from
+   the old width to the new (recast(L, from, to)). */
+const FlyVal *fly_tensor_recast(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *t = a->v[0];
+  if (a->n != 2 || a->v[1]->kind != FLY_V_TYPE || a->v[1]->type_value->kind != FLY_TY_SCALAR)
+    return fly_err(I, a->n == 2 ? a->node[1] : a->call,
+                   "recast of a tensor takes the tensor and a scalar element type, recast(t, f16)");
+  const FlyType *to = a->v[1]->type_value;
+  int from_bits = fly_type_bits(t->tensor.elem), to_bits = fly_type_bits(to);
+  if (from_bits < 8 || to_bits < 8)
+    return fly_err(I, a->call, "recast moves whole bytes: %s to %s is not supported",
+                   fly_type_str(&I->A, t->tensor.elem), fly_type_str(&I->A, to));
+  FlyProbe p;
+  const FlyLayout *L = view_layout(I, t, &p, "recast", a->node[0]);
+  if (!L)
+    return NULL;
+  FlyLayout *R = fly_layout_recast(&I->A, L, from_bits, to_bits);
+  FlyVal *v = R ? (FlyVal *)fly_tensor_unprobe(I, t, R, &p, a->call) : NULL;
+  if (!R)
+    return fly_err_algebra(I, a->call);
+  if (v && v->kind == FLY_V_TENSOR) {
+    FlyVal *c = fly_val_new(&I->A, FLY_V_TENSOR);
+    if (!c)
+      return NULL;
+    *c = *v;
+    c->tensor.elem = to;
+    v = c;
+  }
+  return fly_emit_value(I, v, FLY_OPCODE_TENSOR_RECAST, 2, a->v, a->call);
+}
+
 /* ---- queries ---------------------------------------------------------------------------- */
 
 static int64_t mma_threads(FlyInterp *I, const FlyObject *o) {
