@@ -131,43 +131,51 @@ static char *write_lowered(Job *j, MlirModule module, size_t *len) {
   return cubin;
 }
 
-/* What a kernel function's accesses require of its arguments: the bytes
-   each must be a multiple of (fly.arg_align, from fly_lower_align.c),
-   copied to its parameters, a pointer's as `align`, its runtime strides'
-   as `stride_align`. */
-static MlirWalkResult read_aligns(MlirOperation op, void *ctx) {
-  const FlyKernelInfoList *kernels = ctx;
+/* What the passes recorded on a kernel function, copied to its record:
+   the bytes each argument must be a multiple of (fly.arg_align, from
+   fly_lower_align.c), a pointer's as its parameter's `align` and its
+   runtime strides' as `stride_align`; and the bytes of its shared tiles
+   (fly.static_shared, NVIDIA). */
+static void read_kernel(MlirOperation op, FlyKernelInfo *k) {
   MlirAttribute a =
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.arg_align"));
-  MlirAttribute s = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a) || mlirAttributeIsNull(s) ||
-      !mlirAttributeIsAString(s))
-    return MlirWalkResultAdvance;
-  MlirStringRef sym = mlirStringAttrGetValue(s);
+  MlirAttribute ss =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.static_shared"));
+  if (!mlirAttributeIsNull(ss) && mlirAttributeIsAInteger(ss))
+    k->static_shared = (uint32_t)mlirIntegerAttrGetValueInt(ss);
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a))
+    return;
   intptr_t n = mlirDenseArrayGetNumElements(a);
-  for (FlyKernelInfo *k = kernels->first; k; k = k->next) {
-    if (strlen(k->name) != sym.length || memcmp(k->name, sym.data, sym.length) != 0)
+  for (int i = 0; i < k->nparams; i++) {
+    FlyParamInfo *p = &k->params[i];
+    if (p->kind != FLY_PARAM_TENSOR || (intptr_t)p->first_arg >= n)
       continue;
-    for (int i = 0; i < k->nparams; i++) {
-      FlyParamInfo *p = &k->params[i];
-      if (p->kind != FLY_PARAM_TENSOR || (intptr_t)p->first_arg >= n)
-        continue;
-      uint32_t base = (uint32_t)mlirDenseI64ArrayGetElement(a, (intptr_t)p->first_arg);
-      if (base > p->align)
-        p->align = base;
-      for (uint32_t s2 = 0; s2 < p->dyn_stride; s2++) {
-        intptr_t at = (intptr_t)(p->first_arg + 1 + p->dyn_shape + s2);
-        uint32_t v = at < n ? (uint32_t)mlirDenseI64ArrayGetElement(a, at) : 0;
-        if (v > p->stride_align)
-          p->stride_align = v;
-      }
+    uint32_t base = (uint32_t)mlirDenseI64ArrayGetElement(a, (intptr_t)p->first_arg);
+    if (base > p->align)
+      p->align = base;
+    for (uint32_t j = 0; j < p->dyn_stride; j++) {
+      intptr_t at = (intptr_t)(p->first_arg + 1 + p->dyn_shape + j);
+      uint32_t v = at < n ? (uint32_t)mlirDenseI64ArrayGetElement(a, at) : 0;
+      if (v > p->stride_align)
+        p->stride_align = v;
     }
   }
+}
+
+static MlirWalkResult read_kernels(MlirOperation op, void *ctx) {
+  const FlyKernelInfoList *kernels = ctx;
+  MlirAttribute s = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
+  if (mlirAttributeIsNull(s) || !mlirAttributeIsAString(s))
+    return MlirWalkResultAdvance;
+  MlirStringRef sym = mlirStringAttrGetValue(s);
+  for (FlyKernelInfo *k = kernels->first; k; k = k->next)
+    if (strlen(k->name) == sym.length && memcmp(k->name, sym.data, sym.length) == 0)
+      read_kernel(op, k);
   return MlirWalkResultAdvance;
 }
 
-static void inspect_aligns(MlirModule module, void *ctx) {
-  mlirOperationWalk(mlirModuleGetOperation(module), read_aligns, ctx, MlirWalkPreOrder);
+static void inspect_kernels(MlirModule module, void *ctx) {
+  mlirOperationWalk(mlirModuleGetOperation(module), read_kernels, ctx, MlirWalkPreOrder);
 }
 
 /* --emit=bundle: the image (PTX for NVIDIA, a code object for AMD) and the
@@ -175,7 +183,7 @@ static void inspect_aligns(MlirModule module, void *ctx) {
 static char *write_bundle(Job *j, MlirModule module, const FlyKernelInfoList *kernels,
                           size_t *len) {
   size_t n = 0;
-  FlyPipelineInspect inspect = {inspect_aligns, (void *)kernels};
+  FlyPipelineInspect inspect = {inspect_kernels, (void *)kernels};
   char *image = lower_module(j, module, j->nvidia ? FLY_EMIT_ASM : FLY_EMIT_BIN, &n, &inspect);
   if (!image)
     return NULL;

@@ -112,6 +112,7 @@ void fly_bundle_writer_kernel(FlyBundleWriter *w, const FlyKernelInfo *k, uint32
   r.nargs = k->nargs;
   r.first_insn = w->ninsns;
   r.ninsns = k->has_launch ? k->ninsns : 0;
+  r.static_shared = k->static_shared;
   /* TEMP operands index the kernel's own program: no rebasing. */
   for (int i = 0; i < 3; i++) {
     r.grid[i] = k->rule[i];

@@ -105,6 +105,55 @@ static MlirType ptr_type(FlyBuild *b, int as) {
 
 /* ---- allocations ------------------------------------------------------------------------- */
 
+/* On NVIDIA a kernel's shared tiles are placed in its dynamic shared
+   memory: one `.extern .shared` array, each tile at a 16-aligned offset,
+   the kernel's total in its `fly.static_shared` attribute (bytes), which
+   the bundle records and the runtime adds to the launch's dynamic bytes.
+   Static `.shared` arrays stop at 48 KiB; dynamic shared memory goes to
+   what the chip has (227 KiB on sm_90) once the runtime asks for it. */
+static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOperation gm,
+                               int64_t bytes) {
+  MlirContext ctx = w->m->ctx;
+  MlirOperation fn = ancestor(op, "gpu.func");
+  if (mlirOperationIsNull(fn))
+    return fly_build_error(b, "internal error: a shared tile outside a kernel");
+  static const char sym[] = "__fly_dynamic_smem";
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+  bool declared = false;
+  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o) && !declared;
+       o = mlirOperationGetNextInBlock(o)) {
+    MlirAttribute n =
+        mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
+    declared = fly_lower_is(o, "llvm.mlir.global") && !mlirAttributeIsNull(n) &&
+               mlirAttributeIsAString(n) &&
+               mlirStringRefEqual(mlirStringAttrGetValue(n), mlirStringRefCreateFromCString(sym));
+  }
+  if (!declared) {
+    FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
+    MlirNamedAttribute ga[5] = {
+        fly_mlir_named(w->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
+        fly_mlir_named(w->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 16)),
+        fly_mlir_named(w->m, "global_type",
+                       mlirTypeAttrGet(fly_mlir_type(w->m, "!llvm.array<0 x i8>"))),
+        fly_mlir_named(w->m, "linkage", fly_build_attr(b, "#llvm.linkage<external>")),
+        fly_mlir_named(w->m, "sym_name", fly_mlir_str_attr(w->m, sym))};
+    MlirRegion init = mlirRegionCreate();
+    fly_mlir_op(w->m, top, b->loc, "llvm.mlir.global", 0, NULL, 0, NULL, 5, ga, 1, &init);
+  }
+  MlirStringRef key = mlirStringRefCreateFromCString("fly.static_shared");
+  MlirAttribute used = mlirOperationGetAttributeByName(fn, key);
+  int64_t at = mlirAttributeIsNull(used) ? 0 : mlirIntegerAttrGetValueInt(used);
+  at = (at + 15) / 16 * 16;
+  mlirOperationSetAttributeByName(fn, key,
+                                  mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), at + bytes));
+  MlirNamedAttribute gn = fly_mlir_named(
+      w->m, "global_name", mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(sym)));
+  MlirValue base = fly_build_op1(b, "llvm.mlir.addressof", ptr_type(b, 3), 0, NULL, 1, &gn);
+  MlirType i8 = mlirIntegerTypeGet(ctx, 8);
+  MlirValue p = fly_build_gep(b, base, i8, fly_sym_const(at));
+  replace(op, make_memref(b, mlirValueGetType(mlirOperationGetResult(op, 0)), p, 0, NULL));
+}
+
 static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
   FlyMemType mt;
@@ -120,6 +169,11 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   if (n <= 0 || mlirOperationIsNull(gm)) {
     fly_memtype_free(&mt);
     return fly_build_error(b, "internal error: a shared tile outside a gpu.module");
+  }
+  if (w->priv_as != 5) {
+    int64_t bytes = n * fly_lower_type_bytes(mt.elem);
+    fly_memtype_free(&mt);
+    return alloc_smem_dynamic(w, b, op, gm, bytes);
   }
   char name[32], text[128];
   snprintf(name, sizeof name, "__fly_smem_%d", w->smem++);

@@ -135,7 +135,8 @@ typedef struct FlyBundleKernel {
   uint32_t nargs;      /* arguments the function takes (FlyBundleParam.first_arg) */
   uint32_t first_insn; /* its launch program: code[first_insn ..+ ninsns] */
   uint32_t ninsns;
-  uint32_t reserved; /* 0 */
+  uint32_t static_shared; /* bytes of shared memory its tiles take, which a launch adds to the
+                             rule's dynamic bytes (NVIDIA: the tiles live there); 0 otherwise */
   /* The launch rule (when HAS_LAUNCH): grid x, y, z; block x, y, z; bytes
      of dynamic shared memory. Operands of kind TEMP index the program. */
   FlyBundleOperand grid[3], block[3], shared;

@@ -268,6 +268,12 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
     if ((s = d->driver->check_pointer(d, ptr, k->name, p->info.name)))
       return s;
   }
+  /* The kernel's own shared tiles (NVIDIA keeps them in the dynamic shared
+     memory) come before the bytes the launch asks for. */
+  if ((uint64_t)c.shared_bytes + k->rec.static_shared > UINT32_MAX)
+    return flyrt_fail(FLYRT_ERROR_LAUNCH_RULE, "%s: %u bytes of shared memory and %u more", k->name,
+                      k->rec.static_shared, c.shared_bytes);
+  c.shared_bytes += k->rec.static_shared;
   if (c.shared_bytes > DEFAULT_SHARED && c.shared_bytes > atomic_load(&k->shared_allowed)) {
     if ((s = d->driver->allow_shared(d, k->fn, c.shared_bytes)))
       return s;

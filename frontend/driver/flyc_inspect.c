@@ -148,6 +148,9 @@ int flyc_inspect_command(int argc, char **argv) {
       put_param(&b, &p);
     }
     put_launch(&b, &k);
+    if (k.static_shared)
+      printf("    shared tiles: %u bytes (added to each launch's shared memory)\n",
+             k.static_shared);
   }
   free(data);
   return fflush(stdout) == 0 ? FLYC_OK : FLYC_ERRORS;

@@ -44,6 +44,7 @@ typedef struct FlyKernelInfo {
   FlyBundleOperand rule[7]; /* grid x y z, block x y z, shared */
   uint32_t nrequires;
   FlyRequireInfo *requires;
+  uint32_t static_shared; /* FlyBundleKernel's: set by the back end */
   struct FlyKernelInfo *next;
 } FlyKernelInfo;
 

@@ -217,7 +217,7 @@ static void assert_kernel(const FlyBundle *b, uint32_t r, const FlyKernelInfo *i
   assert_int_equal(k.nparams, info->nparams);
   assert_int_equal(k.nargs, info->nargs);
   assert_int_equal(k.ninsns, info->has_launch ? info->ninsns : 0);
-  assert_int_equal(k.reserved, 0);
+  assert_int_equal(k.static_shared, info->static_shared);
   for (int i = 0; i < info->nparams; i++) {
     const FlyParamInfo *want = &info->params[i];
     FlyBundleParam p = fly_bundle_param(b, k.first_param + (uint32_t)i);
