@@ -7,6 +7,7 @@
 #include "fly_pipeline.h"
 
 #include "fly_codegen.h"
+#include "fly_output.h"
 #include "fly_tool.h"
 
 #include "fly_lower.h"
@@ -138,15 +139,10 @@ static bool run_text(FlyMlir *m, MlirModule module, const char *text, char **why
 /* Writes text to DIR/NN_name; dumps are a debugging aid, so a failure to
    write one is reported but does not stop the compile. */
 static void dump_text(const char *dir, int *n, const char *name, const char *text, size_t len) {
-  char path[1024];
+  char path[1024], why[1200];
   snprintf(path, sizeof path, "%s/%02d_%s", dir, (*n)++, name);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "flyc: warning: cannot write the dump %s\n", path);
-    return;
-  }
-  fwrite(text, 1, len, f);
-  fclose(f);
+  if (!fly_output_file(path, text, len, why, sizeof why))
+    fprintf(stderr, "flyc: warning: a dump is missing: %s\n", why);
 }
 
 static void print_to(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, user); }

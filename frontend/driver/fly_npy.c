@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "fly_diag.h"
-#include <sys/stat.h>
-#include <unistd.h>
+#include "fly_output.h"
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -435,42 +434,18 @@ static size_t format_header(const FlyNpyArray *a, const char *descr_text, char *
   return padded;
 }
 
-static bool write_all(const char *path, FILE *f, const char *header, size_t hlen,
-                      const FlyNpyArray *a, char *why, size_t why_size) {
-  uint64_t size = fly_npy_count(a) * a->itemsize;
-  bool ok = fwrite(header, 1, hlen, f) == hlen &&
-            (size == 0 || fwrite(a->data, 1, (size_t)size, f) == size);
-  ok = fclose(f) == 0 && ok;
-  return ok || fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-}
-
 bool fly_npy_write(const char *path, const FlyNpyArray *a, char *why, size_t why_size) {
   const char *d = fly_npy_descr(a->kind, a->itemsize);
   if (!d || a->ndim < 0 || a->ndim > FLY_NPY_MAX_DIMS)
     return fly_why(why, why_size, "cannot write '%s': not an array of a .npy dtype", path);
   char header[64 + FLY_NPY_MAX_DIMS * 24 + 128];
   size_t hlen = format_header(a, d, header, sizeof header);
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-      return fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-    return write_all(path, f, header, hlen, a, why, why_size);
-  }
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (!tmp)
-    return fly_why(why, why_size, "out of memory");
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f ? write_all(path, f, header, hlen, a, why, why_size)
-              : fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-  if (ok && rename(tmp, path) != 0)
-    ok = fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-  if (!ok && f)
-    remove(tmp);
-  free(tmp);
-  return ok;
+  FlyOutput out;
+  if (!fly_output_open(&out, path, why, why_size))
+    return false;
+  fly_output_write(&out, header, hlen);
+  fly_output_write(&out, a->data, (size_t)(fly_npy_count(a) * a->itemsize));
+  return fly_output_close(&out, true, why, why_size);
 }
 
 void fly_npy_release(FlyNpyArray *a) {

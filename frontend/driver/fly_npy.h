@@ -54,10 +54,9 @@ bool fly_npy_decode(const void *bytes, size_t n, FlyNpyArray *a, char *why, size
 /* Reads the file at path (the reason, errno's text included, in why). */
 bool fly_npy_read(const char *path, FlyNpyArray *a, char *why, size_t why_size);
 
-/* Writes a (version 1.0) to path through a temporary file beside it that
-   is renamed over it at the end, so a failure leaves no partial file and
-   readers never see one. A path that exists and is not a regular file
-   (/dev/null) is written directly. */
+/* Writes a (version 1.0) to path whole or not at all (fly_output.h): a
+   failure, a full disk included, leaves no partial file, and readers never
+   see one. */
 bool fly_npy_write(const char *path, const FlyNpyArray *a, char *why, size_t why_size);
 
 /* Frees a's data. */
