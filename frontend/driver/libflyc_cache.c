@@ -116,6 +116,12 @@ bool fly_cache_get(const char *key, char **data, size_t *len, char **diag, size_
   return true;
 }
 
+void fly_cache_drop(const char *key) {
+  char dir[PATH_MAX], file[PATH_MAX];
+  if (entry_path(key, dir, file, sizeof file))
+    unlink(file);
+}
+
 /* mkdir -p of dir. */
 static bool make_dirs(char *dir) {
   for (char *p = dir + 1; *p; p++) {

@@ -26,6 +26,8 @@ bool fly_cache_enabled(void);
 /* The entry of key (64 hex digits): its output and diagnostics, malloc'd.
    False on a miss; a damaged entry is a miss, and is removed. */
 bool fly_cache_get(const char *key, char **data, size_t *len, char **diag, size_t *diag_len);
+/* Removes the entry of key: the caller found what it holds unusable. */
+void fly_cache_drop(const char *key);
 /* Stores an entry atomically (a temporary file renamed into place), so a
    reader never sees half of one and concurrent writers of the same key
    leave one whole entry. Failing to store is not an error. */
