@@ -98,6 +98,13 @@ const char *fly_targets_with_mma(FlyMmaFamily m) {
   return with_mma[m];
 }
 
+int fly_target_static_smem(const FlyTarget *t) {
+  enum { NVIDIA_STATIC_SMEM = 48 * 1024 };
+  if (t->vendor == FLY_VENDOR_NVIDIA && t->smem_per_block > NVIDIA_STATIC_SMEM)
+    return NVIDIA_STATIC_SMEM;
+  return t->smem_per_block;
+}
+
 const FlyTarget *fly_target_for_device(FlyVendor vendor, int device) {
   const FlyTarget *best = NULL;
   for (int i = 0; i < FLY_TARGET_COUNT; i++) {

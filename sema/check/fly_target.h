@@ -80,6 +80,15 @@ typedef struct FlyTarget {
 
 #define FLY_DEFAULT_TARGET "sm_90"
 
+/* The static shared memory one block can have on t, in bytes: what a
+   kernel's smem<T>(...) tiles together may take. On AMD that is the table's
+   LDS size. On NVIDIA a block may have more shared memory than it can
+   declare statically: PTX's static .shared declarations stop at 48 KiB
+   (ptxas refuses more), and beyond that the driver hands out dynamic shared
+   memory only. The lowering gives each tile a static .shared array, so 48
+   KiB is what the tiles can reach today, whatever the table says. */
+int fly_target_static_smem(const FlyTarget *t);
+
 /* The target named arch, or NULL. */
 const FlyTarget *fly_target_find(const char *arch);
 /* Every target, in the table's order: i from 0 while the result is not NULL. */

@@ -578,7 +578,7 @@ class TestCompile(FlyTestCase):
     def test_target_limits_raise(self):
         # 80 KiB of shared memory, which gfx942 cannot hold: an error located
         # in the source, and the interpreter goes on (LLVM's code generator
-        # used to end the process).
+        # used to end the process; the semantic pass now refuses it first).
         big = ("kernel big(A: tensor<f32>) {\n"
                "    let s = smem<f32>(20480:1);\n"
                "    s[thread_idx.x].store(A[thread_idx.x].load());\n"
@@ -588,8 +588,9 @@ class TestCompile(FlyTestCase):
         with self.assertRaises(fly.CompileError) as e:
             fly.compile(big, target="gfx942", filename="big.fly")
         self.assertEqual(e.exception.status, 1)
-        self.assertIn("big.fly:1:1: error: local memory (81920) exceeds limit (65536)",
-                      e.exception.diagnostics)
+        self.assertIn("big.fly:2:13: error: this shared tile of 81920 bytes brings the kernel's "
+                      "static shared memory to 81920 bytes, over the 65536 bytes (64 KiB) a "
+                      "block has on gfx942", e.exception.diagnostics)
         self.assertNotIn("<unknown>", e.exception.diagnostics)
         self.assertEqual(fly.compile_bundle(big, "gfx950")[:8], b"FLYBNDL\n")
 
