@@ -64,6 +64,35 @@ typedef struct Job {
   bool nvidia;
 } Job;
 
+/* What LLVM's code generator said, each message at the kernel it concerns. */
+static void report_codegen(Job *j, const FlyPipelineReport *r) {
+  for (int i = 0; i < r->count; i++) {
+    const FlyPipelineMessage *m = &r->messages[i];
+    FlySpan at = m->at.file[0] ? span_at(j->u, &m->at) : fly_no_span();
+    if (m->error)
+      fly_error(&j->u->diag, at, "%s (compiling for %s)", m->text, j->rq->target);
+    else
+      fly_warning(&j->u->diag, at, "%s (compiling for %s)", m->text, j->rq->target);
+  }
+}
+
+/* A failure the code generator did not explain: at the .fly location a
+   pass gave, or an internal error. */
+static void report_failure(Job *j, const char *why) {
+  FlyMlir *m = j->m;
+  if (m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
+    FlyPendingOp at;
+    snprintf(at.file, sizeof at.file, "%s", m->err_file);
+    at.line = m->err_line;
+    at.col = m->err_col;
+    fly_error(&j->u->diag, span_at(j->u, &at), "%s (lowering for %s)", m->err_msg, j->rq->target);
+  } else {
+    fly_error(&j->u->diag, fly_no_span(),
+              "internal error: lowering for %s failed (please report this): %s", j->rq->target,
+              why ? why : "no message");
+  }
+}
+
 /* The module through the target's pipeline: text (LLVM IR, PTX, GCN) or a
    code object; NULL after reporting why. */
 static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *len,
@@ -79,22 +108,14 @@ static char *lower_module(Job *j, MlirModule module, FlyEmitKind kind, size_t *l
   }
   char *why = NULL;
   char *dump = dump_dir(j->rq->path, arch);
+  FlyPipelineReport codegen;
   char *text = fly_pipeline_compile(j->m, module, j->target, j->rq->opt_level, kind, dump, len,
-                                    &why, inspect);
+                                    &why, &codegen, inspect);
   free(dump);
-  FlyMlir *m = j->m;
-  if (!text && m->err_msg && strncmp(m->err_msg, "internal error", 14) != 0) {
-    /* A pass reported a problem at a .fly location: shown there. */
-    FlyPendingOp at;
-    snprintf(at.file, sizeof at.file, "%s", m->err_file);
-    at.line = m->err_line;
-    at.col = m->err_col;
-    fly_error(&j->u->diag, span_at(j->u, &at), "%s (lowering for %s)", m->err_msg, arch);
-  } else if (!text) {
-    fly_error(&j->u->diag, fly_no_span(),
-              "internal error: lowering for %s failed (please report this): %s", arch,
-              why ? why : "no message");
-  }
+  report_codegen(j, &codegen);
+  if (!text && !codegen.errors)
+    report_failure(j, why);
+  fly_pipeline_report_release(&codegen);
   free(why);
   return text;
 }

@@ -13,6 +13,7 @@
 
 #include "fly_lower.h"
 #include "fly_mlir.h"
+#include "fly_output.h"
 #include "fly_source.h"
 #include "mlir-c/RegisterEverything.h"
 
@@ -115,13 +116,17 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s", why);
     free(why);
     if (ok) {
-      FILE *out = out_path ? fopen(out_path, "w") : stdout;
-      if (!out) {
-        fprintf(stderr, "fly-opt: error: cannot write '%s'\n", out_path);
-      } else {
-        fly_mlir_print(mlirModuleGetOperation(module), out, debuginfo);
-        status = out == stdout || fclose(out) == 0 ? 0 : 1;
+      FlyOutput out;
+      char err[1200];
+      bool written = fly_output_open(&out, out_path, err, sizeof err);
+      if (written) {
+        fly_mlir_print(mlirModuleGetOperation(module), out.f, debuginfo);
+        written = fly_output_close(&out, true, err, sizeof err);
       }
+      if (written)
+        status = 0;
+      else
+        fprintf(stderr, "fly-opt: error: %s\n", err);
     }
     mlirModuleDestroy(module);
   }

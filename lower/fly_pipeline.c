@@ -1,18 +1,17 @@
 /* fly_pipeline.c — the upstream lowering stages per target (fly_pipeline.h). */
 #include <stdio.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fly_pipeline.h"
 
-#include "llvm-c/BitWriter.h"
-#include "llvm-c/Core.h"
+#include "fly_codegen.h"
+#include "fly_output.h"
+#include "fly_tool.h"
 
 #include "fly_lower.h"
 #include "mlir-c/BuiltinAttributes.h"
-#include "mlir-c/Dialect/GPU.h"
 #include "mlir-c/Pass.h"
 #include "mlir-c/RegisterEverything.h"
 #include "mlir-c/Target/LLVMIR.h"
@@ -54,7 +53,7 @@ bool fly_pipeline_find_op(MlirModule module, const char *prefix, FlyPendingOp *o
 
 /* The stages for one target, as mlir-opt would take them: attach the
    target, the Fly passes, the upstream conversions inside the gpu.module,
-   then to LLVM. Serialisation comes after (fly_pipeline_compile). */
+   then to LLVM. Code generation comes after (fly_pipeline_compile). */
 static bool pipeline_for(const FlyTarget *t, int opt_level, char *buf, size_t n) {
   const char *layouts = fly_pass_name(FLY_PASS_LAYOUTS);
   if (t->vendor == FLY_VENDOR_NVIDIA)
@@ -72,15 +71,6 @@ static bool pipeline_for(const FlyTarget *t, int opt_level, char *buf, size_t n)
                   t->isa) < (int)n;
 }
 
-static char *dup_ref(MlirStringRef s) {
-  char *r = malloc(s.length + 1);
-  if (r) {
-    memcpy(r, s.data, s.length);
-    r[s.length] = 0;
-  }
-  return r;
-}
-
 static MlirOperation first_named(MlirModule module, const char *name) {
   MlirBlock body = mlirModuleGetBody(module);
   MlirOperation op;
@@ -91,22 +81,6 @@ static MlirOperation first_named(MlirModule module, const char *name) {
       break;
   }
   return op;
-}
-
-/* The object of the gpu.binary the serialisation left in the module. */
-static char *binary_text(MlirModule module, size_t *len) {
-  MlirOperation op = first_named(module, "gpu.binary");
-  if (mlirOperationIsNull(op))
-    return NULL;
-  MlirAttribute objects = mlirOperationGetAttributeByName(op, ref("objects"));
-  if (mlirAttributeIsNull(objects) || mlirArrayAttrGetNumElements(objects) < 1)
-    return NULL;
-  MlirAttribute obj = mlirArrayAttrGetElement(objects, 0);
-  if (!mlirAttributeIsAGPUObjectAttr(obj))
-    return NULL;
-  MlirStringRef text = mlirGPUObjectAttrGetObject(obj);
-  *len = text.length;
-  return dup_ref(text);
 }
 
 /* A pass manager for a pipeline text, made once per context and kept: a
@@ -165,15 +139,10 @@ static bool run_text(FlyMlir *m, MlirModule module, const char *text, char **why
 /* Writes text to DIR/NN_name; dumps are a debugging aid, so a failure to
    write one is reported but does not stop the compile. */
 static void dump_text(const char *dir, int *n, const char *name, const char *text, size_t len) {
-  char path[1024];
+  char path[1024], why[1200];
   snprintf(path, sizeof path, "%s/%02d_%s", dir, (*n)++, name);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "flyc: warning: cannot write the dump %s\n", path);
-    return;
-  }
-  fwrite(text, 1, len, f);
-  fclose(f);
+  if (!fly_output_file(path, text, len, why, sizeof why))
+    fprintf(stderr, "flyc: warning: a dump is missing: %s\n", why);
 }
 
 static void print_to(MlirStringRef s, void *user) { fwrite(s.data, 1, s.length, user); }
@@ -222,105 +191,149 @@ static bool run_stages(FlyMlir *m, MlirModule module, const char *text, const ch
   return true;
 }
 
-/* ---- the private toolkit directory ----------------------------------------------------
- *
- * gpu-module-to-binary finds its tools under a "toolkit" directory. One
- * private directory per process serves both vendors:
- *   llvm/bin/ld.lld              a link to the ld.lld found here, which the
- *                                ROCDL serialiser runs to make a code object;
- *   nvvm/libdevice/libdevice.10.bc  an empty module. The NVVM serialiser
- *                                links CUDA's libdevice whenever it finds a
- *                                CUDA install, and reading it costs about
- *                                4 ms a compile; Fly's math needs none of it.
- * It is made on first use and removed when the process exits. */
+/* ---- code generation ------------------------------------------------------------------ */
 
-static char toolkit_dir[1024];
-static char toolkit_lld[1024];
-
-static void remove_toolkit(void) {
-  static const char *const parts[] = {
-      "llvm/bin/ld.lld", "llvm/bin", "llvm", "nvvm/libdevice/libdevice.10.bc",
-      "nvvm/libdevice",  "nvvm",     ""};
-  char p[1200];
-  for (size_t i = 0; toolkit_dir[0] && i < sizeof parts / sizeof parts[0]; i++) {
-    snprintf(p, sizeof p, "%s/%s", toolkit_dir, parts[i]);
-    if (unlink(p) != 0)
-      rmdir(p);
-  }
-}
-
-/* An empty NVPTX module as bitcode, with the data layout the NVVM
-   serialiser's own module has (else the linker warns). */
-static bool write_stub_libdevice(const char *path) {
-  LLVMContextRef c = LLVMContextCreate();
-  LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("libdevice", c);
-  LLVMSetTarget(mod, "nvptx64-nvidia-cuda");
-  LLVMSetDataLayout(mod, "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64");
-  bool ok = LLVMWriteBitcodeToFile(mod, path) == 0;
-  LLVMDisposeModule(mod);
-  LLVMContextDispose(c);
-  return ok;
-}
-
-static const char *toolkit(char **why) {
-  if (toolkit_dir[0])
-    return toolkit_dir;
-  const char *tmp = getenv("TMPDIR");
-  snprintf(toolkit_dir, sizeof toolkit_dir, "%s/flyc-toolkit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  char sub[1200];
-  bool ok = mkdtemp(toolkit_dir) != NULL;
-  if (ok)
-    atexit(remove_toolkit);
-  static const char *const dirs[] = {"llvm", "llvm/bin", "nvvm", "nvvm/libdevice"};
-  for (size_t i = 0; ok && i < sizeof dirs / sizeof dirs[0]; i++) {
-    snprintf(sub, sizeof sub, "%s/%s", toolkit_dir, dirs[i]);
-    ok = mkdir(sub, 0700) == 0;
-  }
-  snprintf(sub, sizeof sub, "%s/nvvm/libdevice/libdevice.10.bc", toolkit_dir);
-  ok = ok && write_stub_libdevice(sub);
-  if (!ok) {
-    remove_toolkit();
-    toolkit_dir[0] = '\0';
-    *why = strdup("cannot make a temporary directory for the compiler's tools");
-    return NULL;
-  }
-  return toolkit_dir;
-}
-
-/* ld.lld, as the ROCDL serialiser looks for it: TOOLKIT/llvm/bin/ld.lld. */
-static const char *lld_toolkit(char **why) {
-  const char *cands[] = {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22", "/usr/bin/ld.lld"};
-  const char *lld = NULL, *env = getenv("FLYC_LLD");
+/* ld.lld, which links AMD's code objects: FLYC_LLD, else lld-22's. */
+static const char *find_lld(char **why) {
+  static const char *const cands[] = {"/usr/lib/llvm-22/bin/ld.lld", "/usr/bin/ld.lld-22",
+                                      "/usr/bin/ld.lld"};
+  const char *env = getenv("FLYC_LLD");
+  const char *lld = NULL;
   if (env && *env)
     lld = access(env, X_OK) == 0 ? env : NULL; /* only the one named */
   else
     for (size_t i = 0; i < sizeof cands / sizeof cands[0] && !lld; i++)
       if (access(cands[i], X_OK) == 0)
         lld = cands[i];
-  if (!lld) {
+  if (!lld)
     *why = strdup("an AMD code object needs ld.lld from lld-22 (set FLYC_LLD to its path)");
-    return NULL;
+  return lld;
+}
+
+/* The kernels of the gpu.module and their .fly locations, so that what LLVM
+   reports about one of them is shown at its source. */
+typedef struct Kernels {
+  FlyPendingOp *at;
+  int n, cap;
+} Kernels;
+
+static MlirWalkResult add_kernel(MlirOperation op, void *user) {
+  Kernels *k = user;
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+  MlirAttribute sym = mlirOperationGetAttributeByName(op, ref("sym_name"));
+  MlirLocation loc = mlirOperationGetLocation(op);
+  if (name.length != 9 || memcmp(name.data, "llvm.func", 9) != 0 || mlirAttributeIsNull(sym) ||
+      !mlirAttributeIsAString(sym) || !mlirLocationIsAFileLineColRange(loc))
+    return MlirWalkResultAdvance;
+  if (k->n == k->cap) {
+    int cap = k->cap ? k->cap * 2 : 8;
+    FlyPendingOp *p = realloc(k->at, sizeof *p * (size_t)cap);
+    if (!p)
+      return MlirWalkResultInterrupt;
+    k->at = p;
+    k->cap = cap;
   }
-  const char *dir = toolkit(why);
-  if (!dir)
-    return NULL;
-  if (strcmp(toolkit_lld, lld) == 0)
-    return dir;
-  char sub[1200];
-  snprintf(sub, sizeof sub, "%s/llvm/bin/ld.lld", dir);
-  unlink(sub);
-  if (symlink(lld, sub) != 0) {
-    *why = strdup("cannot make a temporary directory for ld.lld");
-    return NULL;
+  FlyPendingOp *p = &k->at[k->n++];
+  MlirStringRef s = mlirStringAttrGetValue(sym);
+  MlirStringRef file = mlirIdentifierStr(mlirLocationFileLineColRangeGetFilename(loc));
+  snprintf(p->name, sizeof p->name, "%.*s", (int)s.length, s.data);
+  snprintf(p->file, sizeof p->file, "%.*s", (int)file.length, file.data);
+  p->line = (unsigned)mlirLocationFileLineColRangeGetStartLine(loc);
+  p->col = (unsigned)mlirLocationFileLineColRangeGetStartColumn(loc);
+  return MlirWalkResultAdvance;
+}
+
+/* Where a message about `function` belongs: that kernel, else the first. */
+static FlyPendingOp kernel_at(const Kernels *k, const char *function) {
+  FlyPendingOp none = {.name = ""};
+  for (int i = 0; i < k->n; i++)
+    if (strcmp(k->at[i].name, function) == 0)
+      return k->at[i];
+  return k->n ? k->at[0] : none;
+}
+
+typedef struct Codegen {
+  FlyMlir *m;
+  MlirOperation gpu_module;
+  FlyCodegenTarget target;
+  Kernels kernels;
+  FlyPipelineReport *report;
+  char **why;
+} Codegen;
+
+/* LLVM's messages, each at its kernel. A failure without an error of
+   LLVM's is the caller's why, with MLIR's messages when it has some (a
+   module that does not translate). */
+static void take_report(Codegen *g, FlyCodegenReport *cg) {
+  FlyPipelineReport *out = g->report;
+  int room = (int)(sizeof out->messages / sizeof out->messages[0]);
+  for (int i = 0; i < cg->count && out->count < room; i++) {
+    FlyPipelineMessage *m = &out->messages[out->count++];
+    m->error = cg->messages[i].error;
+    m->text = cg->messages[i].text;
+    m->at = kernel_at(&g->kernels, cg->messages[i].function);
+    cg->messages[i].text = NULL;
   }
-  snprintf(toolkit_lld, sizeof toolkit_lld, "%s", lld);
-  return dir;
+  out->errors += cg->errors;
+  if (!cg->errors && cg->failure && !*g->why) {
+    char *mlir = fly_mlir_take_messages(g->m);
+    *g->why = mlir ? mlir : cg->failure;
+    if (!mlir)
+      cg->failure = NULL;
+  }
+  fly_codegen_report_release(cg);
+}
+
+static char *generate(Codegen *g, FlyCodegenKind kind, size_t *len) {
+  FlyCodegenReport cg;
+  char *out = fly_codegen(g->gpu_module, &g->target, kind, len, &cg);
+  take_report(g, &cg);
+  return out;
+}
+
+/* An AMD code object: the object code linked by ld.lld into a shared
+   object, as the ROCDL serialiser links it. */
+static char *link_hsaco(const char *lld, const char *obj, size_t n, size_t *len, char **why) {
+  static const char *const opts[] = {"-shared", NULL};
+  FlyToolRun run = {.tool = lld,
+                    .opts = opts,
+                    .in_name = "kernels.o",
+                    .in = obj,
+                    .in_len = n,
+                    .out_name = "kernels.hsaco",
+                    .failure = "ld.lld could not link the code object"};
+  return fly_tool_run(&run, len, why);
+}
+
+/* The code object, and with dumps on its assembly beside it (what that
+   reports, the object's generation repeats). */
+static char *generate_hsaco(Codegen *g, const char *lld, const char *dump, int *n, size_t *len) {
+  if (dump) {
+    FlyPipelineReport ignored = {0};
+    char *ignored_why = NULL;
+    Codegen quiet = *g;
+    quiet.report = &ignored;
+    quiet.why = &ignored_why;
+    size_t alen = 0;
+    char *asm_text = generate(&quiet, FLY_CODEGEN_ASM, &alen);
+    if (asm_text)
+      dump_text(dump, n, "gcn.s", asm_text, alen);
+    free(asm_text);
+    free(ignored_why);
+    fly_pipeline_report_release(&ignored);
+  }
+  size_t olen = 0;
+  char *obj = generate(g, FLY_CODEGEN_OBJECT, &olen);
+  char *out = obj ? link_hsaco(lld, obj, olen, len, g->why) : NULL;
+  free(obj);
+  return out;
 }
 
 char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *target, int opt_level,
                            FlyEmitKind kind, const char *dump, size_t *len, char **why,
-                           const FlyPipelineInspect *inspect) {
+                           FlyPipelineReport *report, const FlyPipelineInspect *inspect) {
   *why = NULL;
+  memset(report, 0, sizeof *report);
   static bool registered;
   if (!registered) {
     mlirRegisterAllPasses();
@@ -339,9 +352,13 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *targe
   if (inspect && inspect->fn)
     inspect->fn(module, inspect->ctx);
   bool amd = target->vendor == FLY_VENDOR_AMD;
+  MlirOperation gm = first_named(module, "gpu.module");
+  if (mlirOperationIsNull(gm)) {
+    *why = strdup("the lowered module has no gpu.module");
+    return NULL;
+  }
   if (kind == FLY_EMIT_LLVM || dump) {
-    MlirOperation gm = first_named(module, "gpu.module");
-    char *ir = mlirOperationIsNull(gm) ? NULL : mlirTranslateModuleToLLVMIRToString(gm);
+    char *ir = mlirTranslateModuleToLLVMIRToString(gm);
     if (!ir) {
       *why = fly_mlir_take_messages(m);
       return NULL;
@@ -354,33 +371,31 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *targe
     }
     free(ir);
   }
-  const char *kit = kind == FLY_EMIT_BIN && amd ? lld_toolkit(why) : toolkit(why);
-  if (!kit)
+  const char *lld = kind == FLY_EMIT_BIN && amd ? find_lld(why) : NULL;
+  if (kind == FLY_EMIT_BIN && amd && !lld)
     return NULL;
-  if (dump && kind == FLY_EMIT_BIN) {
-    /* The assembly too, from a copy of the module (serialising consumes the
-       gpu.module). */
-    MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(module)));
-    char *why2 = NULL;
-    size_t alen = 0;
-    char *asm_text = NULL;
-    char isa[1200];
-    snprintf(isa, sizeof isa, "gpu-module-to-binary{format=isa toolkit=%s}", kit);
-    if (run_text(m, copy, isa, &why2))
-      asm_text = binary_text(copy, &alen);
-    if (asm_text)
-      dump_text(dump, &n, amd ? "gcn.s" : "ptx.ptx", asm_text, alen);
-    free(asm_text);
-    free(why2);
-    mlirModuleDestroy(copy);
+  Codegen g = {m,
+               gm,
+               {amd ? "amdgcn-amd-amdhsa" : "nvptx64-nvidia-cuda", target->arch,
+                amd ? "" : target->isa, opt_level},
+               {NULL, 0, 0},
+               report,
+               why};
+  mlirOperationWalk(gm, add_kernel, &g.kernels, MlirWalkPreOrder);
+  char *out;
+  if (kind == FLY_EMIT_BIN && amd) {
+    out = generate_hsaco(&g, lld, dump, &n, len);
+  } else {
+    out = generate(&g, FLY_CODEGEN_ASM, len);
+    if (out && dump)
+      dump_text(dump, &n, amd ? "gcn.s" : "ptx.ptx", out, *len);
   }
-  char serialise[1200];
-  snprintf(serialise, sizeof serialise, "gpu-module-to-binary{format=%s toolkit=%s}",
-           kind == FLY_EMIT_BIN && amd ? "bin" : "isa", kit);
-  char *out = run_text(m, module, serialise, why) ? binary_text(module, len) : NULL;
-  if (out && dump && kind != FLY_EMIT_BIN)
-    dump_text(dump, &n, amd ? "gcn.s" : "ptx.ptx", out, *len);
-  if (!out && !*why)
-    *why = fly_mlir_take_messages(m);
+  free(g.kernels.at);
   return out;
+}
+
+void fly_pipeline_report_release(FlyPipelineReport *r) {
+  for (int i = 0; i < r->count; i++)
+    free(r->messages[i].text);
+  memset(r, 0, sizeof *r);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fly_layout_text.h"
+#include "fly_output.h"
 #include "fly_version.h"
 
 enum { EXIT_REFUSED = 1, EXIT_USAGE = 2, TABLE_CELLS_MAX = 4096 };
@@ -556,7 +557,7 @@ static int demo(void) {
   return failed ? EXIT_REFUSED : 0;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return EXIT_USAGE;
@@ -579,4 +580,15 @@ int main(int argc, char **argv) {
     return EXIT_USAGE;
   }
   return run_op(op, argc - 2, argv + 2);
+}
+
+/* The result, flushed: output that did not arrive (a full disk) is an
+   error. */
+int main(int argc, char **argv) {
+  int status = run(argc, argv);
+  char why[256];
+  if (fly_output_flush_stdout(why, sizeof why))
+    return status;
+  fprintf(stderr, "fly-layout: error: %s\n", why);
+  return status ? status : 1;
 }

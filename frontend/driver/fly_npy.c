@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fly_diag.h"
 #include <sys/stat.h>
-#include <unistd.h>
+
+#include "fly_diag.h"
+#include "fly_output.h"
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
@@ -355,22 +356,51 @@ static size_t fill(FILE *f, unsigned char *buf, size_t have, size_t want) {
   return have;
 }
 
-/* The header, read in two steps: the fixed prefix, then as many bytes as
-   it says. */
-static bool read_header(FILE *f, FlyNpyArray *a, size_t *offset, char *why, size_t why_size) {
-  unsigned char *buf = malloc(12);
-  size_t have = buf ? fill(f, buf, 0, 12) : 0, need;
-  bool ok = buf && fly_npy_parse_header(buf, have, a, offset, &need, why, why_size);
-  if (!ok && buf && need > have && have == 12) {
-    unsigned char *more = realloc(buf, need);
-    if (more) {
-      buf = more;
-      have = fill(f, buf, have, need);
-      ok = fly_npy_parse_header(buf, have, a, offset, &need, why, why_size);
+/* start (n bytes, which may be none) followed by what f holds, up to size
+   bytes in all, in a buffer that grows only as the bytes come: what is
+   allocated is bounded by what the stream holds, not by the size a header
+   claims. The bytes held are in *got; NULL when out of memory. */
+static unsigned char *read_up_to(FILE *f, const void *start, size_t n, uint64_t size,
+                                 uint64_t *got) {
+  size_t cap = size < (1 << 16) ? (size_t)size : 1 << 16;
+  cap = cap > n ? cap : n;
+  unsigned char *buf = malloc(cap ? cap : 1);
+  if (buf && n)
+    memcpy(buf, start, n);
+  *got = n;
+  while (buf && *got < size) {
+    if (*got == cap) {
+      size_t more = cap > size - cap ? (size_t)size : 2 * cap;
+      unsigned char *p = realloc(buf, more);
+      if (!p) {
+        free(buf);
+        return NULL;
+      }
+      buf = p;
+      cap = more;
     }
+    size_t r = fread(buf + *got, 1, cap - (size_t)*got, f);
+    if (r == 0)
+      break;
+    *got += r;
   }
+  return buf;
+}
+
+/* The header, read in two steps: the fixed prefix, then as many bytes as
+   it says (a length of up to 4 GiB, read as it comes). */
+static bool read_header(FILE *f, FlyNpyArray *a, size_t *offset, char *why, size_t why_size) {
+  unsigned char prefix[12];
+  size_t have = fill(f, prefix, 0, sizeof prefix), need;
+  if (fly_npy_parse_header(prefix, have, a, offset, &need, why, why_size))
+    return true;
+  if (have < sizeof prefix || need <= have)
+    return false; /* malformed, or too short to say its length */
+  uint64_t got;
+  unsigned char *buf = read_up_to(f, prefix, have, need, &got);
   if (!buf)
-    fly_why(why, why_size, "out of memory");
+    return fly_why(why, why_size, "out of memory");
+  bool ok = fly_npy_parse_header(buf, (size_t)got, a, offset, &need, why, why_size);
   free(buf);
   return ok;
 }
@@ -384,18 +414,43 @@ static uint64_t count_rest(FILE *f) {
   return n;
 }
 
-static bool read_data(FILE *f, FlyNpyArray *a, char *why, size_t why_size) {
+/* The bytes that follow the header: the rest of a regular file, from its
+   size; -1 for a stream (a pipe), whose length only reading tells. */
+static int64_t bytes_after(FILE *f, size_t offset) {
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+    return -1;
+  return st.st_size > (off_t)offset ? (int64_t)(st.st_size - (off_t)offset) : 0;
+}
+
+/* The data: a file's length is compared with the header before anything
+   is allocated for it (a header may claim any shape), and a stream is read
+   into a buffer that grows with what arrives. */
+static bool read_data(FILE *f, size_t offset, FlyNpyArray *a, char *why, size_t why_size) {
   uint64_t size = fly_npy_count(a) * a->itemsize; /* checked by the parse */
-  a->data = malloc(size ? (size_t)size : 1);
+  int64_t have = bytes_after(f, offset);
+  if (have >= 0 && (uint64_t)have != size)
+    return wrong_length(a, size, (uint64_t)have, why, why_size);
+  uint64_t got;
+  errno = 0;
+  a->data = read_up_to(f, NULL, 0, size, &got);
   if (!a->data)
     return fly_why(why, why_size, "out of memory (%" PRIu64 " bytes of .npy data)", size);
-  size_t got = fread(a->data, 1, (size_t)size, f);
   if (ferror(f))
-    return fly_why(why, why_size, "%s", strerror(errno));
+    return fly_why(why, why_size, "%s", strerror(errno ? errno : EIO));
   uint64_t extra = got == size ? count_rest(f) : 0;
   if (got != size || extra)
     return wrong_length(a, size, got + extra, why, why_size);
   return true;
+}
+
+bool fly_npy_read_stream(FILE *f, FlyNpyArray *a, char *why, size_t why_size) {
+  memset(a, 0, sizeof *a);
+  size_t offset;
+  bool ok = read_header(f, a, &offset, why, why_size) && read_data(f, offset, a, why, why_size);
+  if (!ok)
+    fly_npy_release(a);
+  return ok;
 }
 
 bool fly_npy_read(const char *path, FlyNpyArray *a, char *why, size_t why_size) {
@@ -403,11 +458,8 @@ bool fly_npy_read(const char *path, FlyNpyArray *a, char *why, size_t why_size) 
   FILE *f = fopen(path, "rb");
   if (!f)
     return fly_why(why, why_size, "%s", strerror(errno));
-  size_t offset;
-  bool ok = read_header(f, a, &offset, why, why_size) && read_data(f, a, why, why_size);
+  bool ok = fly_npy_read_stream(f, a, why, why_size);
   fclose(f);
-  if (!ok)
-    fly_npy_release(a);
   return ok;
 }
 
@@ -435,42 +487,18 @@ static size_t format_header(const FlyNpyArray *a, const char *descr_text, char *
   return padded;
 }
 
-static bool write_all(const char *path, FILE *f, const char *header, size_t hlen,
-                      const FlyNpyArray *a, char *why, size_t why_size) {
-  uint64_t size = fly_npy_count(a) * a->itemsize;
-  bool ok = fwrite(header, 1, hlen, f) == hlen &&
-            (size == 0 || fwrite(a->data, 1, (size_t)size, f) == size);
-  ok = fclose(f) == 0 && ok;
-  return ok || fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-}
-
 bool fly_npy_write(const char *path, const FlyNpyArray *a, char *why, size_t why_size) {
   const char *d = fly_npy_descr(a->kind, a->itemsize);
   if (!d || a->ndim < 0 || a->ndim > FLY_NPY_MAX_DIMS)
     return fly_why(why, why_size, "cannot write '%s': not an array of a .npy dtype", path);
   char header[64 + FLY_NPY_MAX_DIMS * 24 + 128];
   size_t hlen = format_header(a, d, header, sizeof header);
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-      return fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-    return write_all(path, f, header, hlen, a, why, why_size);
-  }
-  size_t n = strlen(path) + 32;
-  char *tmp = malloc(n);
-  if (!tmp)
-    return fly_why(why, why_size, "out of memory");
-  snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f ? write_all(path, f, header, hlen, a, why, why_size)
-              : fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-  if (ok && rename(tmp, path) != 0)
-    ok = fly_why(why, why_size, "cannot write '%s': %s", path, strerror(errno));
-  if (!ok && f)
-    remove(tmp);
-  free(tmp);
-  return ok;
+  FlyOutput out;
+  if (!fly_output_open(&out, path, why, why_size))
+    return false;
+  fly_output_write(&out, header, hlen);
+  fly_output_write(&out, a->data, (size_t)(fly_npy_count(a) * a->itemsize));
+  return fly_output_close(&out, true, why, why_size);
 }
 
 void fly_npy_release(FlyNpyArray *a) {

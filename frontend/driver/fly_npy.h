@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* NumPy's own limit on dimensions (NPY_MAXDIMS before NumPy 2). */
 enum { FLY_NPY_MAX_DIMS = 32 };
@@ -53,11 +54,15 @@ bool fly_npy_decode(const void *bytes, size_t n, FlyNpyArray *a, char *why, size
 
 /* Reads the file at path (the reason, errno's text included, in why). */
 bool fly_npy_read(const char *path, FlyNpyArray *a, char *why, size_t why_size);
+/* The same from a stream at its start. Nothing is allocated for the data
+   before its length is known good: a regular file's size is compared with
+   the header first, and a stream that is not one (a pipe) is read into a
+   buffer that grows only as its bytes arrive. */
+bool fly_npy_read_stream(FILE *f, FlyNpyArray *a, char *why, size_t why_size);
 
-/* Writes a (version 1.0) to path through a temporary file beside it that
-   is renamed over it at the end, so a failure leaves no partial file and
-   readers never see one. A path that exists and is not a regular file
-   (/dev/null) is written directly. */
+/* Writes a (version 1.0) to path whole or not at all (fly_output.h): a
+   failure, a full disk included, leaves no partial file, and readers never
+   see one. */
 bool fly_npy_write(const char *path, const FlyNpyArray *a, char *why, size_t why_size);
 
 /* Frees a's data. */

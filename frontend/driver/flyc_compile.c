@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fly_output.h"
 #include "flyc_commands.h"
 #include "flyc_options.h"
 #include "libflyc.h"
@@ -32,7 +33,8 @@ static const char compile_usage[] =
     "  --emit=cubin             an NVIDIA cubin (needs CUDA's ptxas)\n"
     "  --emit=hsaco             an AMD code object (needs ld.lld from lld-22)\n"
     "  -o OUT                   write to OUT instead of standard output; OUT is\n"
-    "                           replaced only when compiling succeeds\n"
+    "                           replaced only when compiling and writing all of\n"
+    "                           it succeed, never left partly written\n"
     "  --target=ARCH[,ARCH...]  the target, or several (listed, or --target\n"
     "                           repeated) for one bundle, of\n"
     "                           {targets}\n"
@@ -59,63 +61,24 @@ static const char compile_usage[] =
     "  FLYC_PTXAS, FLYC_LLD     the ptxas and ld.lld to use\n"
     "  FLYC_BACKEND             the path of libflyc_lower.so, if not beside flyc\n";
 
-typedef struct Output {
-  const char *path; /* NULL: standard output */
-  char *tmp;
-  FILE *f;
-} Output;
-
-/* Output goes to a temporary file beside OUT, renamed over it at the end,
-   so that a failed compile leaves no partial file. */
-static bool open_output(Output *out, const char *path) {
-  out->path = path && strcmp(path, "-") != 0 ? path : NULL;
-  out->tmp = NULL;
-  out->f = stdout;
-  if (!out->path)
-    return true;
-  /* A device or a pipe (-o /dev/null) is written directly: renaming over
-     it would replace it. */
-  struct stat st;
-  if (stat(out->path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    out->f = fopen(out->path, "wb");
-    if (!out->f) {
-      fprintf(stderr, "flyc compile: error: cannot write '%s': ", out->path);
-      perror(NULL);
-      return false;
-    }
-    return true;
-  }
-  size_t n = strlen(out->path) + 32;
-  out->tmp = malloc(n);
-  if (!out->tmp)
+/* Writes what was compiled to path (NULL or "-": standard output). A file
+   is replaced only when everything compiled (ok) and every byte reached it;
+   standard output gets what there is, as each part of a split file comes
+   out on its own. False after saying why. */
+static bool write_output(const char *path, const char *data, size_t len, bool ok) {
+  bool to_stdout = !path || strcmp(path, "-") == 0;
+  if (!ok && !to_stdout)
     return false;
-  snprintf(out->tmp, n, "%s.tmp.%ld", out->path, (long)getpid());
-  out->f = fopen(out->tmp, "wb");
-  if (!out->f) {
-    fprintf(stderr, "flyc compile: error: cannot write '%s': ", out->path);
-    perror(NULL);
-    free(out->tmp);
-    out->tmp = NULL;
-    return false;
+  FlyOutput out;
+  char why[1200];
+  bool written = fly_output_open(&out, path, why, sizeof why);
+  if (written) {
+    fly_output_write(&out, data, len);
+    written = fly_output_close(&out, true, why, sizeof why);
   }
-  return true;
-}
-
-static bool close_output(Output *out, bool ok) {
-  if (!out->path)
-    return fflush(stdout) == 0 && ok;
-  ok = fclose(out->f) == 0 && ok;
-  if (!out->tmp)
-    return ok;
-  if (ok && rename(out->tmp, out->path) != 0) {
-    fprintf(stderr, "flyc compile: error: cannot write '%s': ", out->path);
-    perror(NULL);
-    ok = false;
-  }
-  if (!ok)
-    remove(out->tmp);
-  free(out->tmp);
-  return ok;
+  if (!written)
+    fprintf(stderr, "flyc compile: error: %s\n", why);
+  return written && ok;
 }
 
 /* Compiles one unit (the file, or one part of it given as text) and writes
@@ -208,8 +171,14 @@ int flyc_compile_command(int argc, char **argv) {
     flyc_free_options(&o);
     return status;
   }
-  Output out;
-  if (!open_output(&out, o.output)) {
+  /* The output is collected in memory and written when the compile is
+     over: a file is then made whole (fly_output.h), and none exists while
+     the compile runs, whatever becomes of it. */
+  char *data = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&data, &len);
+  if (!mem) {
+    fputs("flyc compile: error: out of memory\n", stderr);
     flyc_free_options(&o);
     return FLYC_ERRORS;
   }
@@ -222,11 +191,17 @@ int flyc_compile_command(int argc, char **argv) {
   if (lib.unit.color < 0)
     lib.unit.color = fly_diag_color_default(stderr);
   if (o.split)
-    status = compile_split(&lib, out.f);
+    status = compile_split(&lib, mem);
   else
-    status = compile_unit(&lib, NULL, 0, out.f);
-  if (!close_output(&out, status == FLYC_OK) && status == FLYC_OK)
+    status = compile_unit(&lib, NULL, 0, mem);
+  bool held = !ferror(mem);
+  if (fclose(mem) != 0 || !held) {
+    fputs("flyc compile: error: out of memory\n", stderr);
     status = FLYC_ERRORS;
+  } else if (!write_output(o.output, data, len, status == FLYC_OK) && status == FLYC_OK) {
+    status = FLYC_ERRORS;
+  }
+  free(data);
   flyc_free_options(&o);
   return status;
 }

@@ -8,10 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fly_output.h"
 #include "fly_version.h"
 #include "flyc_commands.h"
 
-enum { EXIT_OK = 0, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
 static void print_usage(FILE *out) {
   fputs("usage: flyc <command> [options] [args]\n"
@@ -63,9 +64,18 @@ static const Command commands[] = {
     {"run", flyc_run_command},
 };
 
-/* Only the first argument decides what flyc does; the command parses the
-   rest. */
-int main(int argc, char **argv) {
+/* What a command printed is flushed here, once it is done; a write to
+   standard output that failed, now or on the way (a full disk, /dev/full),
+   is an error. */
+static int flush_stdout(int status) {
+  char why[256];
+  if (fly_output_flush_stdout(why, sizeof why))
+    return status;
+  fprintf(stderr, "flyc: error: %s\n", why);
+  return status == EXIT_OK ? EXIT_ERROR : status;
+}
+
+static int run(int argc, char **argv) {
   /* Diagnostics are written piece by piece; unbuffered, each piece would be
      a system call. The buffer is flushed at exit. */
   static char stderr_buffer[1 << 16];
@@ -90,3 +100,7 @@ int main(int argc, char **argv) {
       return commands[i].run(argc - 2, argv + 2);
   return usage_error("command", first);
 }
+
+/* Only the first argument decides what flyc does; the command parses the
+   rest. */
+int main(int argc, char **argv) { return flush_stdout(run(argc, argv)); }

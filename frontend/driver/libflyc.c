@@ -209,6 +209,33 @@ typedef struct Compile {
   Result *r;
 } Compile;
 
+/* A bundle read from the cache is checked as the runtime checks one (its
+   own checksum, sizes and references): the entry's checksum only shows
+   that the entry is as it was stored, not that what was stored is sound. */
+static bool usable(const char *emit, const char *data, size_t len) {
+  FlyBundle b;
+  char why[256];
+  return strcmp(emit, "bundle") != 0 || fly_bundle_open(&b, data, len, why, sizeof why);
+}
+
+/* The cache's entry for key, when it has a usable one; one that is not is
+   dropped, to be compiled again and stored anew. */
+static char *cached(Compile *c, const char *key, size_t *len, char **diag, size_t *diag_len) {
+  char *data;
+  if (!fly_cache_get(key, &data, len, diag, diag_len))
+    return NULL;
+  if (usable(c->emit, data, *len)) {
+    c->r->hits++;
+    return data;
+  }
+  free(data);
+  free(*diag);
+  *diag = NULL;
+  *diag_len = 0;
+  fly_cache_drop(key);
+  return NULL;
+}
+
 /* One target's output, from the cache or the back end; NULL after adding
    why to the diagnostics. */
 static char *compile_target(Compile *c, const FlyTarget *t, size_t *len, char **diag,
@@ -216,11 +243,9 @@ static char *compile_target(Compile *c, const FlyTarget *t, size_t *len, char **
   char key[65];
   if (c->cache) {
     key_of(c->u, c->o, t, c->emit, key);
-    char *data;
-    if (fly_cache_get(key, &data, len, diag, diag_len)) {
-      c->r->hits++;
+    char *data = cached(c, key, len, diag, diag_len);
+    if (data)
       return data;
-    }
   }
   char why[1200];
   FlyBackendCompileFn fn = fly_backend_load(why, sizeof why);
@@ -273,11 +298,13 @@ static void compile_targets(Compile *c) {
     } else if (out) {
       FlyBundle b;
       char why[256];
-      if (fly_bundle_open(&b, out, len, why, sizeof why))
+      if (fly_bundle_open(&b, out, len, why, sizeof why)) {
         fly_bundle_writer_merge(&w, &b);
-      else
+      } else {
         fprintf(c->diag, "flyc: internal error: the bundle for %s is damaged: %s\n",
                 o->targets[i]->arch, why);
+        c->r->status = FLYC_ERRORS;
+      }
       free(out);
     } else if (c->r->status == 0) {
       c->r->status = 1;

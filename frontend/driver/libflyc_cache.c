@@ -65,38 +65,65 @@ static uint64_t get64(const unsigned char *p) {
   return v;
 }
 
-bool fly_cache_get(const char *key, char **data, size_t *len, char **diag, size_t *diag_len) {
-  char dir[PATH_MAX], file[PATH_MAX];
-  if (!entry_path(key, dir, file, sizeof file))
-    return false;
-  int fd = open(file, O_RDONLY | O_CLOEXEC);
+/* The entry file, opened for reading only if it is a regular file. The
+   cache directory is shared and anything can be put there: a FIFO would
+   block open() (O_NONBLOCK returns at once), a symbolic link could lead
+   anywhere (O_NOFOLLOW refuses it), and neither is an entry. Such a file is
+   a miss; storing the entry renames a regular file over it. */
+static int open_entry(const char *file, struct stat *st) {
+  int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0)
-    return false;
+    return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* The whole entry, or NULL when it cannot be read or is of an impossible
+   size. */
+static unsigned char *read_entry(const char *file, size_t *size) {
   struct stat st;
+  int fd = open_entry(file, &st);
+  if (fd < 0)
+    return NULL;
   unsigned char *buf = NULL;
-  bool ok = fstat(fd, &st) == 0 && st.st_size >= HEADER && st.st_size < ((off_t)1 << 34) &&
+  bool ok = st.st_size >= HEADER && st.st_size < ((off_t)1 << 34) &&
             (buf = malloc((size_t)st.st_size + 1));
-  size_t size = ok ? (size_t)st.st_size : 0, got = 0;
-  while (ok && got < size) {
-    ssize_t r = read(fd, buf + got, size - got);
+  size_t n = ok ? (size_t)st.st_size : 0, got = 0;
+  while (ok && got < n) {
+    ssize_t r = read(fd, buf + got, n - got);
     if (r <= 0)
       ok = false;
     else
       got += (size_t)r;
   }
   close(fd);
-  uint32_t version = 0, crc = 0;
-  uint64_t n1 = 0, n2 = 0;
-  if (ok) {
-    memcpy(&version, buf + 8, 4);
-    memcpy(&crc, buf + 12, 4);
-    n1 = get64(buf + 16);
-    n2 = get64(buf + 24);
-    ok = memcmp(buf, MAGIC, 8) == 0 && version == VERSION && n1 <= size - HEADER &&
-         n2 == size - HEADER - n1 && fly_crc32(0, buf + 16, size - 16) == crc;
-    if (!ok)
-      unlink(file); /* damaged: compile it again */
+  if (!ok) {
+    free(buf);
+    return NULL;
   }
+  *size = n;
+  return buf;
+}
+
+bool fly_cache_get(const char *key, char **data, size_t *len, char **diag, size_t *diag_len) {
+  char dir[PATH_MAX], file[PATH_MAX];
+  if (!entry_path(key, dir, file, sizeof file))
+    return false;
+  size_t size = 0;
+  unsigned char *buf = read_entry(file, &size);
+  if (!buf)
+    return false;
+  uint32_t version, crc;
+  memcpy(&version, buf + 8, 4);
+  memcpy(&crc, buf + 12, 4);
+  uint64_t n1 = get64(buf + 16), n2 = get64(buf + 24);
+  bool ok = memcmp(buf, MAGIC, 8) == 0 && version == VERSION && n1 <= size - HEADER &&
+            n2 == size - HEADER - n1 && fly_crc32(0, buf + 16, size - 16) == crc;
+  if (!ok)
+    unlink(file); /* damaged: compile it again */
   char *out = ok ? malloc(n1 + 1) : NULL, *d = ok ? malloc(n2 + 1) : NULL;
   if (!out || !d) {
     free(buf);
@@ -114,6 +141,12 @@ bool fly_cache_get(const char *key, char **data, size_t *len, char **diag, size_
   *diag = d;
   *diag_len = n2;
   return true;
+}
+
+void fly_cache_drop(const char *key) {
+  char dir[PATH_MAX], file[PATH_MAX];
+  if (entry_path(key, dir, file, sizeof file))
+    unlink(file);
 }
 
 /* mkdir -p of dir. */
@@ -198,10 +231,12 @@ static bool walk(FlycCacheStats *s, bool remove) {
       if (f->d_name[0] == '.')
         continue;
       snprintf(path, sizeof path, "%s/%s", sub, f->d_name);
+      /* Only regular files are entries; clearing removes whatever else
+         is there too (a FIFO, a link: never followed), but no directory. */
       struct stat st;
-      if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+      if (lstat(path, &st) != 0 || S_ISDIR(st.st_mode) || (!remove && !S_ISREG(st.st_mode)))
         continue;
-      bool entry = !strstr(f->d_name, ".tmp.");
+      bool entry = S_ISREG(st.st_mode) && !strstr(f->d_name, ".tmp.");
       if (remove && unlink(path) != 0) {
         ok = false;
         continue;

@@ -24,8 +24,12 @@ FlycCompileResult flyc_compile_parsed(const char *path, const char *source, size
 /* False when FLYC_CACHE=0 (or off, no, false). */
 bool fly_cache_enabled(void);
 /* The entry of key (64 hex digits): its output and diagnostics, malloc'd.
-   False on a miss; a damaged entry is a miss, and is removed. */
+   False on a miss; a damaged entry is a miss, and is removed. Only a
+   regular file is read: anything else at the entry's path (a FIFO, a
+   symbolic link) is a miss, never followed or waited on. */
 bool fly_cache_get(const char *key, char **data, size_t *len, char **diag, size_t *diag_len);
+/* Removes the entry of key: the caller found what it holds unusable. */
+void fly_cache_drop(const char *key);
 /* Stores an entry atomically (a temporary file renamed into place), so a
    reader never sees half of one and concurrent writers of the same key
    leave one whole entry. Failing to store is not an error. */

@@ -3,16 +3,15 @@
  * the evaluation of lone expressions for `flyc eval` and `flyc layout`. */
 #include "fly_check.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fly_interp.h"
 #include "fly_kernel_record.h"
 #include "fly_layout_draw.h"
 #include "fly_layout_tv.h"
+#include "fly_output.h"
 #include "fly_parse.h"
 
 void fly_check_options_init(FlyCheckOptions *o) {
@@ -390,6 +389,7 @@ static void run_launch(FlyInterp *I, const FlyNode *launch, void *arg) {
 
 static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->kernel = k;
+  I->smem_bytes = 0;
   const FlyCheckOptions *o = &I->options;
   bool chosen = !o->only_kernel || strcmp(o->only_kernel, k->str) == 0;
   bool trace = o->emit && chosen;
@@ -574,32 +574,8 @@ static char *draw(FlyInterp *I, const FlyVal *v, bool svg) {
   return svg ? fly_tv_layout_svg(&I->A, tv) : fly_tv_layout_table(&I->A, tv);
 }
 
-/* Writes text to path through a temporary file, so that a failure leaves no
-   partial picture behind. */
-static bool write_file(const char *path, const char *text, char *err, size_t errlen) {
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 32);
-  if (!tmp) {
-    snprintf(err, errlen, "out of memory");
-    return false;
-  }
-  snprintf(tmp, n + 32, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f && fputs(text, f) >= 0;
-  if (f && fclose(f) != 0)
-    ok = false;
-  if (ok && rename(tmp, path) != 0)
-    ok = false;
-  if (!ok) {
-    snprintf(err, errlen, "%s", strerror(errno));
-    remove(tmp);
-  }
-  free(tmp);
-  return ok;
-}
-
 bool fly_eval_text(FlyUnit *u, const FlyCheckOptions *o, const FlyEvalRequest *r, FILE *out) {
-  char err[256];
+  char err[1200];
   int file = fly_sources_add(&u->sources, r->name, r->text, strlen(r->text), err, sizeof err);
   if (file < 0) {
     fly_error(&u->diag, fly_no_span(), "%s: %s", r->name, err);
@@ -641,8 +617,8 @@ bool fly_eval_text(FlyUnit *u, const FlyCheckOptions *o, const FlyEvalRequest *r
     char *svg = text && r->svg ? draw(&I, v, true) : NULL;
     if (!text || (r->table && !table) || (r->svg && !svg)) {
       fly_err_algebra(&I, e);
-    } else if (svg && !write_file(r->svg, svg, err, sizeof err)) {
-      fly_error(&u->diag, fly_no_span(), "cannot write '%s': %s", r->svg, err);
+    } else if (svg && !fly_output_file(r->svg, svg, strlen(svg), err, sizeof err)) {
+      fly_error(&u->diag, fly_no_span(), "%s", err);
     } else {
       if (table)
         fputs(table, out);

@@ -113,6 +113,7 @@ typedef struct FlyInterp {
   bool returning;          /* a `return` is unwinding the current call */
   const FlyVal *returned;  /* its value */
   const FlyNode *kernel;   /* the kernel being checked, if any */
+  int64_t smem_bytes;      /* its static shared memory so far: its smem<T>(...) tiles */
   bool in_launch;          /* evaluating a launch block */
   int in_const;            /* > 0 inside a const block: every let must be static */
   int compile_time;        /* > 0 while a value must be static (const, static_assert ...):

@@ -582,7 +582,9 @@ static bool runtime_loop(FlyInterp *I, RuntimeLoop *R) {
   FlyOrigin flag = {R->st, "whether a runtime loop stopped"};
   R->stop = R->returned = fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I1), flag);
   bool as_while = R->st->kind == FLY_WHILE || R->stops;
+  int64_t smem = I->smem_bytes; /* an abandoned attempt's tiles are not made */
   for (int attempt = 0; attempt < 2; attempt++) {
+    I->smem_bytes = smem;
     YieldCheck y =
         as_while ? while_attempt(I, R, attempt == 0, next) : for_attempt(I, R, attempt == 0, next);
     if (y == YIELDS_BAD)

@@ -460,6 +460,62 @@ static const FlyVal *construct_vec(FlyInterp *I, const FlyType *t, const FlyArgs
   return fly_emit_value(I, v, FLY_OPCODE_VEC, a->n, a->v, a->call);
 }
 
+/* ---- shared memory ---------------------------------------------------------------- */
+
+/* The bytes an element of a tile takes in memory, as LLVM allocates the
+   lowered type: an i1 takes a byte, a vector a power of two. */
+static int64_t elem_bytes(const FlyType *t) {
+  int64_t bytes = (fly_type_bits(t) + 7) / 8, p = 1;
+  if (t->kind != FLY_TY_VEC)
+    return bytes ? bytes : 1;
+  while (p < bytes)
+    p *= 2;
+  return p;
+}
+
+/* The kernel's static shared memory with one more tile of `bytes`: the
+   lowering gives each tile an array of its own, aligned to 16 bytes
+   (fly_lower_views.c), as ptxas and LLVM's LDS layout then place them.
+   INT64_MAX when the sum does not fit. */
+static int64_t add_tile(int64_t total, int64_t bytes) {
+  int64_t start;
+  if (__builtin_add_overflow(total, 15, &start) ||
+      __builtin_add_overflow(start & ~15, bytes, &total))
+    return INT64_MAX;
+  return total;
+}
+
+/* Counts a shared tile of layout L (it spans L's cosize in elements) into
+   the kernel's static shared memory. The tile that takes the total past what the target gives a
+   block is an error where it is made; false then. The tracer makes one array per tile the
+   interpreter makes here (a helper called twice makes two, an unrolled loop one per iteration, both
+   branches of a runtime if theirs), so the sum is what the kernel will declare. */
+static bool count_shared_tile(FlyInterp *I, const FlyNode *at, const FlyType *elem,
+                              const FlyLayout *L) {
+  int64_t cosize;
+  if (!fly_layout_cosize(&I->A, L, &cosize)) {
+    fly_err_algebra(I, at);
+    return false;
+  }
+  if (!I->target || !I->kernel)
+    return true;
+  int64_t bytes, before = I->smem_bytes;
+  if (__builtin_mul_overflow(cosize, elem_bytes(elem), &bytes))
+    bytes = INT64_MAX;
+  I->smem_bytes = add_tile(before, bytes);
+  /* The whole of a block's shared memory: on NVIDIA the tiles live in the
+     dynamic shared memory (lower/fly_lower_views.c), which reaches it. */
+  int64_t limit = I->target->smem_per_block;
+  if (before > limit || I->smem_bytes <= limit)
+    return true;
+  fly_err(I, at,
+          "this shared tile of %" PRId64
+          " bytes brings the kernel's static shared memory to %" PRId64 " bytes, over the %" PRId64
+          " bytes (%" PRId64 " KiB) a block has on %s",
+          bytes, I->smem_bytes, limit, limit / 1024, I->target->arch);
+  return false;
+}
+
 static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
   const char *ctor = t->space == FLY_SPACE_SHARED ? "smem" : "rmem";
   if (t->space == FLY_SPACE_GLOBAL)
@@ -509,6 +565,8 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
   int64_t size;
   if (!fly_layout_size(&I->A, L, &size))
     return fly_err_algebra(I, a->call);
+  if (t->space == FLY_SPACE_SHARED && !count_shared_tile(I, a->call, t->elem, L))
+    return NULL;
   FlyVal *tile = (FlyVal *)fly_make_tensor(I, t->elem, t->space, fly_tuple_to_val(I, L->shape),
                                            fly_tuple_to_val(I, L->stride));
   if (tile && swizzled) {

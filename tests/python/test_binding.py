@@ -585,6 +585,25 @@ class TestCompile(FlyTestCase):
         self.assertIn("broken.fly:2:", e.exception.diagnostics)
         self.assertIn("nope", str(e.exception))
 
+    def test_target_limits_raise(self):
+        # 80 KiB of shared memory, which gfx942 cannot hold: an error located
+        # in the source, and the interpreter goes on (LLVM's code generator
+        # used to end the process; the semantic pass now refuses it first).
+        big = ("kernel big(A: tensor<f32>) {\n"
+               "    let s = smem<f32>(20480:1);\n"
+               "    s[thread_idx.x].store(A[thread_idx.x].load());\n"
+               "    A[thread_idx.x].store(s[thread_idx.x + 1].load());\n"
+               "}\n"
+               "launch big { grid = 1; block = 64; }\n")
+        with self.assertRaises(fly.CompileError) as e:
+            fly.compile(big, target="gfx942", filename="big.fly")
+        self.assertEqual(e.exception.status, 1)
+        self.assertIn("big.fly:2:13: error: this shared tile of 81920 bytes brings the kernel's "
+                      "static shared memory to 81920 bytes, over the 65536 bytes (64 KiB) a "
+                      "block has on gfx942", e.exception.diagnostics)
+        self.assertNotIn("<unknown>", e.exception.diagnostics)
+        self.assertEqual(fly.compile_bundle(big, "gfx950")[:8], b"FLYBNDL\n")
+
     def test_bad_option(self):
         src = bundles.REPO / "examples" / f"{VECTOR_ADD}.fly"
         with self.assertRaises(fly.CompileError) as e:

@@ -324,6 +324,50 @@ static void refuses_wrong_data_length(void **state) {
   remove(path);
 }
 
+/* A header may claim any size: nothing is allocated for what the file does
+   not hold. (Before, the claimed size was allocated first: an ASan
+   allocation-size-too-big, or "out of memory" for a file of 128 bytes.) */
+static void claims_more_than_the_file_holds(void **state) {
+  (void)state;
+  unsigned char buf[512];
+  const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999,), }\n";
+  float v[2] = {1, 2};
+  size_t n = make_file(buf, 1, dict, v, sizeof v);
+  const char *want = "truncated .npy data: the header says 399999999999996 bytes (99999999999999 "
+                     "of <f4), and the file has 8";
+  const char *path = scratch("huge.npy");
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  fwrite(buf, 1, n, f);
+  fclose(f);
+  FlyNpyArray a;
+  char why[512];
+  assert_false(fly_npy_read(path, &a, why, sizeof why));
+  assert_string_equal(why, want);
+  assert_null(a.data);
+  /* A stream's length is known only by reading it: the same message. */
+  f = fmemopen(buf, n, "rb");
+  assert_non_null(f);
+  assert_false(fly_npy_read_stream(f, &a, why, sizeof why));
+  fclose(f);
+  assert_string_equal(why, want);
+  remove(path);
+}
+
+/* A version 2.0 header's 4-byte length may claim 4 GiB of header. */
+static void header_claims_more_than_the_file_holds(void **state) {
+  (void)state;
+  unsigned char buf[64] = "\x93NUMPY\x02\x00\xf0\xff\xff\xff{'descr': '<f4'";
+  size_t n = 12 + strlen("{'descr': '<f4'");
+  FlyNpyArray a;
+  char why[512];
+  FILE *f = fmemopen(buf, n, "rb");
+  assert_non_null(f);
+  assert_false(fly_npy_read_stream(f, &a, why, sizeof why));
+  fclose(f);
+  assert_string_equal(why, "truncated .npy file: its header needs 4294967292 bytes, and it has 27");
+}
+
 /* ---- files ---- */
 
 static void file_errors(void **state) {
@@ -369,12 +413,19 @@ static void write_is_atomic(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(round_trip_each_dtype),     cmocka_unit_test(round_trip_shapes),
-      cmocka_unit_test(writes_numpy_header),       cmocka_unit_test(reads_versions_and_spellings),
-      cmocka_unit_test(refuses_malformed_dicts),   cmocka_unit_test(refuses_bad_keys),
-      cmocka_unit_test(refuses_bad_values),        cmocka_unit_test(refuses_bad_prefix),
-      cmocka_unit_test(refuses_wrong_data_length), cmocka_unit_test(file_errors),
+      cmocka_unit_test(round_trip_each_dtype),
+      cmocka_unit_test(round_trip_shapes),
+      cmocka_unit_test(writes_numpy_header),
+      cmocka_unit_test(reads_versions_and_spellings),
+      cmocka_unit_test(refuses_malformed_dicts),
+      cmocka_unit_test(refuses_bad_keys),
+      cmocka_unit_test(refuses_bad_values),
+      cmocka_unit_test(refuses_bad_prefix),
+      cmocka_unit_test(refuses_wrong_data_length),
+      cmocka_unit_test(file_errors),
       cmocka_unit_test(write_is_atomic),
+      cmocka_unit_test(claims_more_than_the_file_holds),
+      cmocka_unit_test(header_claims_more_than_the_file_holds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
