@@ -300,10 +300,21 @@ def check_graph(fly, torch, mods) -> None:
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
+    refused = None
     with torch.cuda.graph(g):
         vadd(A, B, C)
         vadd(C, B, D)  # depends on the first
+        # A launch the kernel's `require` refuses, during the capture: the
+        # runtime refuses it before the driver hears of it, so the capture
+        # goes on and holds only the good launches.
+        try:
+            vadd(A, B[:1000], C)
+        except fly.FlyError as e:
+            refused = e
         softmax(X, Y)
+    report(refused is not None and refused.status == fly.Status.LAUNCH_REFUSED
+           and "A, B and C have the same length" in refused.message,
+           f"graph capture: a launch with mismatched lengths is refused ({refused})")
     for replay in range(3):
         A.copy_(torch.randn(n, device="cuda"))
         X.copy_(torch.randn(M, N, device="cuda") * 4)
