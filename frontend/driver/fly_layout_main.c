@@ -222,15 +222,16 @@ static bool op_flatten(Call *c) {
   return any_layout_arg(c, 0, &x) && print_like(c, &x, fly_layout_flatten(&c->A, x.layout));
 }
 
+/* An integer, or the coordinate a layout with basis strides gives. */
 static bool op_crd2idx(Call *c) {
   AnyLayout x;
   FlyTuple *crd = tuple_arg(c, 0);
   int64_t idx = 0;
   if (!crd || !any_layout_arg(c, 1, &x))
     return false;
-  bool ok = x.composed ? fly_composed_crd2idx(&c->A, crd, x.composed, &idx)
-                       : fly_layout_crd2idx(&c->A, crd, x.layout, &idx);
-  if (!ok)
+  if (!x.composed)
+    return print_str(fly_tuple_str(&c->A, fly_layout_value(&c->A, crd, x.layout)));
+  if (!fly_composed_crd2idx(&c->A, crd, x.composed, &idx))
     return false;
   return print_int(idx);
 }
@@ -250,12 +251,12 @@ static bool op_slice(Call *c) {
     return false;
   if (x.composed)
     return print_str(fly_composed_str(&c->A, fly_composed_slice(&c->A, crd, x.composed)));
-  int64_t offset = 0;
-  FlyLayout *L = fly_layout_slice(&c->A, crd, x.layout, &offset);
-  char *s = fly_layout_str(&c->A, L);
-  if (s)
-    printf("%s  offset %" PRId64 "\n", s, offset);
-  return s != NULL;
+  FlyTuple *offset = NULL;
+  FlyLayout *L = fly_layout_slice_and_offset(&c->A, crd, x.layout, &offset);
+  char *s = fly_layout_str(&c->A, L), *o = s ? fly_tuple_str(&c->A, offset) : NULL;
+  if (o)
+    printf("%s  offset %s\n", s, o);
+  return o != NULL;
 }
 
 static bool op_dice(Call *c) {
