@@ -367,6 +367,17 @@ FlyLayout *fly_layout_group(FlyAlgebra *A, const FlyLayout *L, int begin, int en
   return fly_layout_seq(A, n, out);
 }
 
+FlyLayout *fly_layout_take(FlyAlgebra *A, const FlyLayout *L, int begin, int end) {
+  if (!L)
+    return NULL;
+  int r = fly_layout_rank(L);
+  if (begin < 0 || begin >= end || end > r)
+    return fly_fail(A, "take(%d, %d) is not a non-empty range of modes of a rank-%d layout", begin,
+                    end, r);
+  return fly_layout_raw(A, fly_tuple_take(A, L->shape, begin, end),
+                        fly_tuple_take(A, L->stride, begin, end));
+}
+
 static FlyLayout *add_mode(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X, bool front) {
   if (!L)
     return NULL;

@@ -73,6 +73,9 @@ FlyLayout *fly_layout_get(FlyAlgebra *A, const FlyLayout *L, int i);
 FlyLayout *fly_layout_select(FlyAlgebra *A, const FlyLayout *L, int n, const int *modes);
 /* Modes [begin, end) become one mode. */
 FlyLayout *fly_layout_group(FlyAlgebra *A, const FlyLayout *L, int begin, int end);
+/* CuTe's take<begin,end>: the layout of modes [begin, end), a non-empty
+ * range (one mode stays a mode: take of (4,(2,3)) 1 2 is ((2,3)):((...))). */
+FlyLayout *fly_layout_take(FlyAlgebra *A, const FlyLayout *L, int begin, int end);
 /* X becomes a new last (first) mode; X == NULL means 1:0. */
 FlyLayout *fly_layout_append(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X);
 FlyLayout *fly_layout_prepend(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X);
@@ -198,6 +201,33 @@ FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, in
 bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b,
                                   int64_t *out);
 FlyLayout *fly_layout_max_common_layout(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b);
+
+/* ---- compact layouts after another (fly_layout_like.c) -------------------- */
+
+/* CuTe's make_layout_like: L's shape with compact strides in the order of
+ * L's strides (the smallest first; equal strides left to right), stride-0
+ * modes kept at 0: (2,3,4,5):(0,42,1,0) -> (2,3,4,5):(0,4,1,0). */
+FlyLayout *fly_layout_like(FlyAlgebra *A, const FlyLayout *L);
+/* CuTe's make_fragment_like: the registers for a tile shaped like L. Mode
+ * 0 (an atom's values) is compact column-major, keeping its stride-0
+ * leaves; the other modes follow it, compact in the order of L's strides.
+ * A rank-1 L gives the column-major layout of its shape. */
+FlyLayout *fly_layout_fragment_like(FlyAlgebra *A, const FlyLayout *L);
+/* CuTe's tile_to_shape: block repeated (blocked_product) until each mode
+ * has the size of target's, the repetitions in the order of `order` (one
+ * integer per mode, as fly_layout_ordered; NULL: column-major). An error
+ * when the block has more modes than target or a mode's size does not
+ * divide the target's. */
+FlyLayout *fly_layout_tile_to_shape(FlyAlgebra *A, const FlyLayout *block, FlyTuple *target,
+                                    const FlyTuple *order);
+/* The coordinate of index idx of a compact layout L (L(result) == idx):
+ * hierarchical, congruent to L's shape (CuTe's get_hier_coord); one 1-D
+ * coordinate per mode of L (get_flat_coord); or one for the whole shape
+ * (get_1d_coord). An error when L does not give idx or a mode of size > 1
+ * has a stride <= 0. */
+FlyTuple *fly_layout_hier_coord(FlyAlgebra *A, const FlyLayout *L, int64_t idx);
+FlyTuple *fly_layout_flat_coord(FlyAlgebra *A, const FlyLayout *L, int64_t idx);
+bool fly_layout_1d_coord(FlyAlgebra *A, const FlyLayout *L, int64_t idx, int64_t *out);
 
 /* Canonical text: 8:1, (8,16):(1,8). Rank-1 levels at the top print without
  * parentheses, as CuTe's unwrap: ((4,2)):((1,4)) prints (4,2):(1,4). */

@@ -368,6 +368,94 @@ static bool op_ordered(Call *c) {
   return order && print_layout(c, fly_layout_ordered(&c->A, shape, order));
 }
 
+/* ---- coordinates as values, tuples, layouts after others ------------------------ */
+
+static bool op_identity(Call *c) {
+  return print_layout(c, fly_layout_identity(&c->A, tuple_arg(c, 0)));
+}
+
+static bool op_basis_like(Call *c) {
+  return print_str(fly_tuple_str(&c->A, fly_tuple_basis_like(&c->A, tuple_arg(c, 0))));
+}
+
+static bool op_coshape(Call *c) {
+  return print_str(fly_tuple_str(&c->A, fly_layout_coshape(&c->A, layout_arg(c, 0))));
+}
+
+typedef FlyTuple *(*TupleOp)(FlyAlgebra *, const FlyTuple *, const FlyTuple *);
+
+static bool with_tuples(Call *c, TupleOp f) {
+  FlyTuple *a = tuple_arg(c, 0), *b = a ? tuple_arg(c, 1) : NULL;
+  return b && print_str(fly_tuple_str(&c->A, f(&c->A, a, b)));
+}
+
+static bool arith(Call *c, FlyArith op) {
+  FlyTuple *a = tuple_arg(c, 0), *b = a ? tuple_arg(c, 1) : NULL;
+  return b && print_str(fly_tuple_str(&c->A, fly_tuple_arith(&c->A, op, a, b)));
+}
+
+static bool op_add(Call *c) { return arith(c, FLY_ARITH_ADD); }
+static bool op_sub(Call *c) { return arith(c, FLY_ARITH_SUB); }
+static bool op_mul(Call *c) { return arith(c, FLY_ARITH_MUL); }
+static bool op_div(Call *c) { return arith(c, FLY_ARITH_DIV); }
+static bool op_mod(Call *c) { return arith(c, FLY_ARITH_MOD); }
+static bool op_ceil_div(Call *c) { return with_tuples(c, fly_tuple_ceil_div_tuple); }
+static bool op_shape_div(Call *c) { return with_tuples(c, fly_tuple_shape_div); }
+
+static bool op_elem_less(Call *c) {
+  FlyTuple *a = tuple_arg(c, 0), *b = a ? tuple_arg(c, 1) : NULL;
+  bool less;
+  if (!b || !fly_tuple_elem_less(&c->A, a, b, &less))
+    return false;
+  return print_str(less ? "true" : "false");
+}
+
+static bool op_product_each(Call *c) {
+  return print_str(fly_tuple_str(&c->A, fly_tuple_product_each(&c->A, tuple_arg(c, 0))));
+}
+
+static bool op_take(Call *c) {
+  AnyLayout x;
+  int b, e;
+  return any_layout_arg(c, 0, &x) && small_int_arg(c, 1, &b) && small_int_arg(c, 2, &e) &&
+         print_like(c, &x, fly_layout_take(&c->A, x.layout, b, e));
+}
+
+static bool op_layout_like(Call *c) {
+  return print_layout(c, fly_layout_like(&c->A, layout_arg(c, 0)));
+}
+
+static bool op_fragment_like(Call *c) {
+  return print_layout(c, fly_layout_fragment_like(&c->A, layout_arg(c, 0)));
+}
+
+static bool op_tile_to_shape(Call *c) {
+  FlyLayout *L = layout_arg(c, 0);
+  FlyTuple *target = L ? tuple_arg(c, 1) : NULL, *order = NULL;
+  if (!target || (c->argc > 2 && !(order = tuple_arg(c, 2))))
+    return false;
+  return print_layout(c, fly_layout_tile_to_shape(&c->A, L, target, order));
+}
+
+typedef FlyTuple *(*CoordOp)(FlyAlgebra *, const FlyLayout *, int64_t);
+
+static bool with_index(Call *c, CoordOp f) {
+  int64_t i;
+  if (!int_arg(c, 0, &i))
+    return false;
+  FlyLayout *L = layout_arg(c, 1);
+  return L && print_str(fly_tuple_str(&c->A, f(&c->A, L, i)));
+}
+
+static bool op_hier_coord(Call *c) { return with_index(c, fly_layout_hier_coord); }
+static bool op_flat_coord(Call *c) { return with_index(c, fly_layout_flat_coord); }
+
+static bool op_1d_coord(Call *c) {
+  int64_t i, v;
+  FlyLayout *L = int_arg(c, 0, &i) ? layout_arg(c, 1) : NULL;
+  return L && fly_layout_1d_coord(&c->A, L, i, &v) && print_int(v);
+}
+
 /* One cell of the grid: the index of coordinate (row, col). */
 static bool cell(Call *c, const AnyLayout *x, int rank, int64_t row, int64_t col, int64_t *out) {
   FlyTuple *crd = fly_tuple_int(&c->A, row);
@@ -462,6 +550,25 @@ static const Op OPS[] = {
     {"row_major", 1, 1, "SHAPE", "compact row-major layout", op_row_major},
     {"ordered", 2, 2, "SHAPE ORDER", "compact layout, modes ordered by ORDER", op_ordered},
     {"table", 1, 1, "L", "draw a rank-1 or rank-2 layout as a grid", op_table},
+    {"identity", 1, 1, "SHAPE", "the identity layout: basis strides 1@0, 1@1, ...", op_identity},
+    {"basis_like", 1, 1, "SHAPE", "the basis elements of the modes of SHAPE", op_basis_like},
+    {"coshape", 1, 1, "L", "one past the largest value of each leaf of L's values", op_coshape},
+    {"add", 2, 2, "A B", "A + B, leaf by leaf (basis elements as coordinates)", op_add},
+    {"sub", 2, 2, "A B", "A - B, leaf by leaf", op_sub},
+    {"mul", 2, 2, "A B", "A * B, leaf by leaf (an integer scales a basis element)", op_mul},
+    {"div", 2, 2, "A B", "A / B, leaf by leaf, truncating", op_div},
+    {"mod", 2, 2, "A B", "A % B, leaf by leaf", op_mod},
+    {"ceil_div", 2, 2, "A B", "CuTe's ceil_div of tuples", op_ceil_div},
+    {"shape_div", 2, 2, "A B", "CuTe's shape_div: ceil_div of dividing shapes", op_shape_div},
+    {"elem_less", 2, 2, "A B", "A < B at every leaf", op_elem_less},
+    {"product_each", 1, 1, "T", "the product of each mode", op_product_each},
+    {"take", 3, 3, "L B E", "modes [B,E)", op_take},
+    {"layout_like", 1, 1, "L", "compact, strides in the order of L's", op_layout_like},
+    {"fragment_like", 1, 1, "L", "registers for a tile like L", op_fragment_like},
+    {"tile_to_shape", 2, 3, "L SHAPE [ORDER]", "L repeated to SHAPE", op_tile_to_shape},
+    {"get_hier_coord", 2, 2, "I L", "the coordinate where compact L gives I", op_hier_coord},
+    {"get_flat_coord", 2, 2, "I L", "that coordinate, one integer per mode", op_flat_coord},
+    {"get_1d_coord", 2, 2, "I L", "that coordinate as one integer", op_1d_coord},
 };
 enum { OP_COUNT = sizeof OPS / sizeof OPS[0] };
 

@@ -1950,6 +1950,107 @@ static void test_identity(void **state) {
         sliced, total);
 }
 
+/* ---- compact layouts after others, and coordinates of indices ------------------- */
+
+/* Whether t[0..n) hits every integer of [0, count) (and nothing else). */
+static bool covers(FlyAlgebra *A, const int64_t *t, int64_t n, int64_t count) {
+  int64_t *u;
+  int64_t m = unique(A, t, n, &u);
+  return m == count && (m == 0 || (u[0] == 0 && u[m - 1] == count - 1));
+}
+
+static void test_like_and_coords(void **state) {
+  (void)state;
+  const uint64_t seed = 0x11ce;
+  int tiled = 0, total = 1500;
+  for (int it = 0; it < total; it++) {
+    Rng r = rng_for(seed, it);
+    FlyAlgebra A;
+    session_begin(&A);
+    ctx_begin("like_and_coords", seed, it);
+    FlyLayout *L = gen_wild(&A, &r, true);
+    ctx_layout(&A, "L", L);
+    int64_t n = size_of(L);
+    Flat f, g;
+    flat_of(L, &f);
+
+    /* make_layout_like: compact over the leaves that move, in L's order. */
+    FlyLayout *LL = fly_layout_like(&A, L);
+    CHECK_OK(&A, LL, "make_layout_like");
+    ctx_layout(&A, "layout_like", LL);
+    flat_of(LL, &g);
+    CHECK(fly_tuple_equal(LL->shape, L->shape), "the shape changed");
+    int64_t moving = 1;
+    for (int i = 0; i < f.n; i++) {
+      if (f.d[i] != 0 && f.s[i] > 1)
+        moving *= f.s[i];
+      CHECK(f.d[i] != 0 || g.d[i] == 0, "leaf %d of stride 0 got stride %lld", i,
+            (long long)g.d[i]);
+      for (int j = 0; j < f.n; j++)
+        if (f.d[i] != 0 && f.d[j] != 0 && f.s[i] > 1 && f.s[j] > 1 && f.d[i] < f.d[j])
+          CHECK(g.d[i] < g.d[j], "leaves %d and %d changed order", i, j);
+    }
+    CHECK(covers(&A, table(&A, LL, n), n, moving), "layout_like is not compact");
+
+    /* make_fragment_like: compact but for mode 0's broadcast leaves. */
+    FlyLayout *F = fly_layout_fragment_like(&A, L);
+    CHECK_OK(&A, F, "make_fragment_like");
+    ctx_layout(&A, "fragment_like", F);
+    CHECK(fly_tuple_equal(F->shape, L->shape), "the fragment's shape changed");
+    int64_t broadcast = 1;
+    if (fly_layout_rank(L) > 1) {
+      Flat m0;
+      flat_of(mode(&A, L, 0), &m0);
+      for (int i = 0; i < m0.n; i++)
+        broadcast *= m0.d[i] == 0 ? m0.s[i] : 1;
+    }
+    CHECK(covers(&A, table(&A, F, n), n, n / broadcast), "the fragment is not compact");
+
+    /* The coordinates of a compact layout's indices. */
+    FlyLayout *C = gen_compact(&A, &r, L->shape);
+    CHECK_OK(&A, C, "a compact layout");
+    ctx_layout(&A, "compact", C);
+    int64_t *tc = table(&A, C, n);
+    for (int64_t i = 0; i < n; i++) {
+      FlyTuple *h = fly_layout_hier_coord(&A, C, tc[i]), *want = fly_tuple_idx2crd(&A, i, C->shape);
+      FlyTuple *flat = fly_layout_flat_coord(&A, C, tc[i]);
+      int64_t one = -1, back = -1;
+      CHECK_OK(&A, h && want && flat ? h : NULL, "get_hier_coord and get_flat_coord");
+      CHECK(fly_tuple_equal(h, want) && fly_layout_1d_coord(&A, C, tc[i], &one) && one == i &&
+                fly_layout_crd2idx(&A, flat, C, &back) && back == tc[i],
+            "index %lld: hier %s (want %s), 1d %lld, flat %s", (long long)tc[i],
+            fly_tuple_str(&A, h), fly_tuple_str(&A, want), (long long)one, fly_tuple_str(&A, flat));
+    }
+
+    /* tile_to_shape of a compact block fills the target, compactly. */
+    FlyTuple *block_shape = fly_tuple_is_seq(C->shape) && C->shape->n <= 3 ? C->shape : NULL;
+    if (block_shape && n <= 256) {
+      int rank = block_shape->n + (int)rng_range(&r, 0, 1);
+      FlyTuple *e[4];
+      int64_t want = 1;
+      for (int i = 0; i < rank; i++) {
+        int64_t m = i < block_shape->n ? tuple_size(block_shape->elem[i]) : 1;
+        int64_t k = rng_range(&r, 1, 3);
+        e[i] = fly_tuple_int(&A, m * k);
+        want *= m * k;
+      }
+      FlyTuple *target = fly_tuple_seq(&A, rank, e);
+      ctx_tuple(&A, "target", target);
+      FlyLayout *T = fly_layout_tile_to_shape(&A, C, target, NULL);
+      CHECK_OK(&A, T, "tile_to_shape");
+      ctx_layout(&A, "tiled", T);
+      FlyTuple *sizes = fly_tuple_product_each(&A, T->shape);
+      CHECK(sizes && fly_tuple_equal(sizes, target), "tile_to_shape gave the sizes %s",
+            fly_tuple_str(&A, sizes));
+      CHECK(covers(&A, table(&A, T, want), want, want), "tile_to_shape is not compact");
+      tiled++;
+    }
+    session_end(&A);
+  }
+  print_message("like_and_coords: %d of %d blocks tiled to a shape\n", tiled, total);
+  CHECK(tiled > total / 4, "too few blocks tiled: %d", tiled);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_roundtrip),     cmocka_unit_test(test_eval_crd2idx),
@@ -1961,6 +2062,7 @@ int main(void) {
       cmocka_unit_test(test_slice_dice),         cmocka_unit_test(test_recast),
       cmocka_unit_test(test_max_common_vector),  cmocka_unit_test(test_swizzle),
       cmocka_unit_test(test_composed),           cmocka_unit_test(test_identity),
+      cmocka_unit_test(test_like_and_coords),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -788,6 +788,75 @@ static void test_tuple_divisions_and_comparisons(void **state) {
   expect_error(fly_tuple_take(&A, tup("(1,2,3)"), 1, 4), "of the 3 modes of (1,2,3)");
 }
 
+/* ---- compact layouts after others ------------------------------------------------ */
+
+static void test_layout_and_fragment_like(void **state) {
+  (void)state;
+  /* CuTe's make_layout_like examples (layout.hpp). */
+  expect_layout(fly_layout_like(&A, lay("(2,2,2,2):(0,2,4,1)")), "(2,2,2,2):(0,2,4,1)");
+  expect_layout(fly_layout_like(&A, lay("(2,3,4,5):(0,42,1,0)")), "(2,3,4,5):(0,4,1,0)");
+  expect_layout(fly_layout_like(&A, lay("(4,(2,3)):(100,(-1,7))")), "(4,(2,3)):(6,(1,2))");
+  /* Equal strides: left to right. */
+  expect_layout(fly_layout_like(&A, lay("(2,3):(5,5)")), "(2,3):(1,2)");
+  expect_error(fly_layout_like(&A, lay("(4,3):(1@0,1@1)")), "make_layout_like: (4,3):(1@0,1@1)");
+
+  /* make_fragment_like: mode 0 column-major, the rest in stride order. */
+  expect_layout(fly_layout_fragment_like(&A, lay("((2,2),4,8):((1,64),8,256)")),
+                "((2,2),4,8):((1,2),4,16)");
+  expect_layout(fly_layout_fragment_like(&A, lay("((2,2),4,8):((64,1),256,8)")),
+                "((2,2),4,8):((1,2),32,4)");
+  expect_layout(fly_layout_fragment_like(&A, lay("((2,2),3):((0,1),8)")), "((2,2),3):((0,1),2)");
+  expect_layout(fly_layout_fragment_like(&A, lay("(4,2,2):(1,0,4)")), "(4,2,2):(1,4,8)");
+  expect_layout(fly_layout_fragment_like(&A, lay("(8,16):(16,1)")), "(8,16):(1,8)");
+  expect_layout(fly_layout_fragment_like(&A, lay("(8,(2,2)):(16,(1,8))")), "(8,(2,2)):(1,(8,16))");
+  expect_layout(fly_layout_fragment_like(&A, lay("(4,2):(2,1)")), "(4,2):(1,4)");
+  expect_layout(fly_layout_fragment_like(&A, lay("(4,2):(0,0)")), "(4,2):(0,1)");
+  expect_layout(fly_layout_fragment_like(&A, lay("8:4")), "8:1");
+  expect_error(fly_layout_fragment_like(&A, lay("(4,3):(1@0,1@1)")), "make_fragment_like:");
+}
+
+static void test_tile_to_shape_and_take(void **state) {
+  (void)state;
+  FlyLayout *atom = lay("(8,8):(8,1)");
+  expect_layout(fly_layout_tile_to_shape(&A, atom, tup("(32,16)"), NULL),
+                "((8,4),(8,2)):((8,64),(1,256))");
+  expect_layout(fly_layout_tile_to_shape(&A, atom, tup("(32,16)"), tup("(1,0)")),
+                "((8,4),(8,2)):((8,128),(1,64))");
+  expect_layout(fly_layout_tile_to_shape(&A, lay("4:1"), tup("(8,3)"), NULL),
+                "((4,2),(1,3)):((1,4),(0,8))");
+  expect_layout(fly_layout_tile_to_shape(&A, atom, tup("((4,8),16)"), NULL),
+                "((8,4),(8,2)):((8,64),(1,256))");
+  expect_error(fly_layout_tile_to_shape(&A, atom, tup("(20,16)"), NULL),
+               "tile_to_shape: the block's shape (8,8) does not divide the target shape (20,16)");
+  expect_error(fly_layout_tile_to_shape(&A, lay("(2,2,2):(1,2,4)"), tup("(4,4)"), NULL),
+               "the block has 3 modes but the target shape only 2");
+
+  FlyLayout *L = lay("(4,(2,3),5):(1,(4,8),24)");
+  expect_layout(fly_layout_take(&A, L, 1, 3), "((2,3),5):((4,8),24)");
+  assert_int_equal(fly_layout_rank(fly_layout_take(&A, L, 1, 2)), 1);
+  expect_layout(fly_layout_take(&A, L, 0, 3), "(4,(2,3),5):(1,(4,8),24)");
+  expect_error(fly_layout_take(&A, L, 2, 2), "take(2, 2) is not a non-empty range");
+  expect_error(fly_layout_take(&A, L, 0, 4), "of modes of a rank-3 layout");
+}
+
+static void test_coordinates_of_indices(void **state) {
+  (void)state;
+  FlyLayout *L = lay("(4,(2,3)):(6,(1,2))");
+  expect_tuple(fly_layout_hier_coord(&A, L, 13), "(2,(1,0))");
+  expect_tuple(fly_layout_flat_coord(&A, L, 13), "(2,1)");
+  int64_t v = -1;
+  assert_true(fly_layout_1d_coord(&A, L, 13, &v));
+  assert_int_equal(v, 6);
+  expect_tuple(fly_layout_flat_coord(&A, lay("8:2"), 6), "3");
+  expect_tuple(fly_layout_hier_coord(&A, lay("(4,1,2):(2,0,1)"), 7), "(3,0,1)");
+  expect_error(fly_layout_hier_coord(&A, lay("(4,3):(1,8)"), 13),
+               "(4,3):(1,8) does not give the index 13");
+  expect_error(fly_layout_hier_coord(&A, lay("(4,3):(1,0)"), 1),
+               "the stride 0 of a mode of size 3");
+  expect_error(fly_layout_hier_coord(&A, lay("8:1"), -1), "index -1 is negative");
+  expect_error(fly_layout_flat_coord(&A, lay("(4,3):(1@0,1@1)"), 1), "get_hier_coord:");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       TEST(test_tuple_rank_and_depth),
@@ -819,6 +888,9 @@ int main(void) {
       TEST(test_basis_algebra),
       TEST(test_tuple_arith),
       TEST(test_tuple_divisions_and_comparisons),
+      TEST(test_layout_and_fragment_like),
+      TEST(test_tile_to_shape_and_take),
+      TEST(test_coordinates_of_indices),
   };
   return cmocka_run_group_tests_name("tuple_layout", tests, NULL, NULL);
 }
