@@ -1,7 +1,7 @@
 /* fly_layout_text.c — a recursive-descent reader for the canonical text of
  * tuples, layouts, tilers, swizzles and composed layouts.
  *
- *   value    = swizzle [ "o" int "o" item ] | item
+ *   value    = swizzle [ "o" int "o" item ] | item [ "o" atom "o" item ]
  *   swizzle  = "S" "<" int "," int "," int ">"
  *   item     = atom [ ":" atom ]                   (a ':' makes a layout)
  *   atom     = int { "@" mode } | "_" | "(" [ item { "," item } ] ")"
@@ -442,18 +442,35 @@ static bool accept_compose(Reader *r) {
   return true;
 }
 
-static FlyComposed *read_composed_rest(Reader *r, FlySwizzle s) {
-  int64_t offset;
+/* "o offset o layout" after a swizzle, or after a layout (inner != NULL),
+ * whose offset may be a coordinate. */
+static FlyComposed *read_composed_rest(Reader *r, FlySwizzle s, FlyLayout *inner) {
+  int64_t offset = 0;
+  FlyTuple *crd = NULL;
   if (!accept_compose(r))
-    return expected(r, "'o' after the swizzle");
+    return expected(r, inner ? "'o' after the layout" : "'o' after the swizzle");
   peek(r);
-  if (!read_int(r, &offset))
+  long at = (long)r->pos;
+  if (inner) {
+    Node *o = read_atom(r);
+    if (!o || !(crd = to_tuple(r, o, AS_COORD)))
+      return NULL;
+  } else if (!read_int(r, &offset)) {
     return NULL;
+  }
   if (!accept_compose(r))
     return expected(r, "'o' after the offset");
+  peek(r);
+  long outer_at = (long)r->pos;
   Node *n = read_whole_item(r);
   FlyLayout *L = n ? to_layout(r, n) : NULL;
-  return L ? fly_composed_make(r->A, s, offset, L) : NULL;
+  if (!L)
+    return NULL;
+  FlyComposed *C =
+      inner ? fly_composed_make_layout(r->A, inner, crd, L) : fly_composed_make(r->A, s, offset, L);
+  if (!C && fly_algebra_error_pos(r->A) < 0) /* an offset or layout that does not fit */
+    r->A->error_pos = inner ? at : outer_at;
+  return C;
 }
 
 bool fly_parse_swizzle(FlyAlgebra *A, const char *text, size_t len, FlySwizzle *out) {
@@ -464,9 +481,16 @@ bool fly_parse_swizzle(FlyAlgebra *A, const char *text, size_t len, FlySwizzle *
 
 FlyComposed *fly_parse_composed(FlyAlgebra *A, const char *text, size_t len) {
   Reader r;
-  FlySwizzle s;
+  FlySwizzle s = {0, 0, 0};
   start(&r, A, text, len);
-  return read_swizzle(&r, &s) ? read_composed_rest(&r, s) : NULL;
+  int c = peek(&r);
+  if (c == 'S')
+    return read_swizzle(&r, &s) ? read_composed_rest(&r, s, NULL) : NULL;
+  if (c != '(' && c != '-' && !(c >= 0 && isdigit(c)))
+    return expected(&r, "a swizzle S<B,M,S> or a layout");
+  Node *n = read_item(&r);
+  FlyLayout *inner = n ? to_layout(&r, n) : NULL;
+  return inner ? read_composed_rest(&r, s, inner) : NULL;
 }
 
 bool fly_parse_value(FlyAlgebra *A, const char *text, size_t len, FlyValue *out) {
@@ -482,10 +506,16 @@ bool fly_parse_value(FlyAlgebra *A, const char *text, size_t len, FlyValue *out)
       return true;
     }
     out->kind = FLY_VALUE_COMPOSED;
-    return (out->as.composed = read_composed_rest(&r, s)) != NULL;
+    return (out->as.composed = read_composed_rest(&r, s, NULL)) != NULL;
   }
-  Node *n = read_whole_item(&r);
-  if (!n)
+  Node *n = read_item(&r);
+  if (n && n->kind == NODE_LAYOUT && peek(&r) == 'o') { /* layout o offset o layout */
+    FlyLayout *inner = to_layout(&r, n);
+    FlySwizzle none = {0, 0, 0};
+    out->kind = FLY_VALUE_COMPOSED;
+    return inner && (out->as.composed = read_composed_rest(&r, none, inner)) != NULL;
+  }
+  if (!n || !at_end(&r))
     return false;
   if (n->kind == NODE_LAYOUT) {
     out->kind = FLY_VALUE_LAYOUT;

@@ -456,14 +456,15 @@ static bool op_1d_coord(Call *c) {
   return L && fly_layout_1d_coord(&c->A, L, i, &v) && print_int(v);
 }
 
-/* One cell of the grid: the index of coordinate (row, col). */
-static bool cell(Call *c, const AnyLayout *x, int rank, int64_t row, int64_t col, int64_t *out) {
+/* One cell of the grid: the value at coordinate (row, col), an index or,
+ * for basis strides, a coordinate. */
+static char *cell(Call *c, const AnyLayout *x, int rank, int64_t row, int64_t col) {
   FlyTuple *crd = fly_tuple_int(&c->A, row);
   if (rank == 2)
     crd = fly_tuple_pair(&c->A, crd, fly_tuple_int(&c->A, col));
   if (x->composed)
-    return fly_composed_crd2idx(&c->A, crd, x->composed, out);
-  return fly_layout_crd2idx(&c->A, crd, x->layout, out);
+    return fly_tuple_str(&c->A, fly_composed_value(&c->A, crd, x->composed));
+  return fly_tuple_str(&c->A, fly_layout_value(&c->A, crd, x->layout));
 }
 
 /* The layout as a grid, as CuTe's print_layout draws it: rows are the first
@@ -489,20 +490,24 @@ static bool op_table(Call *c) {
              TABLE_CELLS_MAX);
     return false;
   }
-  if (!print_str(arg(c, 0)))
+  char **text = fly_alloc(&c->A, (size_t)cells * sizeof *text);
+  int width = 4;
+  for (int64_t k = 0; text && k < cells; k++) {
+    if (!(text[k] = cell(c, &x, rank, k % rows, k / rows)))
+      return false;
+    if ((int)strlen(text[k]) > width)
+      width = (int)strlen(text[k]);
+  }
+  if (!text || !print_str(arg(c, 0)))
     return false;
   printf("    ");
   for (int64_t j = 0; j < cols; j++)
-    printf(" %4" PRId64, j);
+    printf(" %*" PRId64, width, j);
   printf("\n");
   for (int64_t i = 0; i < rows; i++) {
     printf("%4" PRId64, i);
-    for (int64_t j = 0; j < cols; j++) {
-      int64_t v;
-      if (!cell(c, &x, rank, i, j, &v))
-        return false;
-      printf(" %4" PRId64, v);
-    }
+    for (int64_t j = 0; j < cols; j++)
+      printf(" %*s", width, text[i + rows * j]);
     printf("\n");
   }
   return true;
