@@ -110,9 +110,9 @@ static FlyLayout *basis_mode(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *
   FlyLayout *m = fly_layout_raw(A, L->shape, L->stride);
   for (int k = 0; k < e->nmodes && m; k++) {
     if (e->modes[k] >= fly_layout_rank(m)) {
-      char *es = fly_tuple_str(A, e), *ls = fly_layout_str(A, L);
-      return fly_fail(A, "composition: the stride %s names a mode %s does not have", es ? es : "?",
-                      ls ? ls : "?");
+      char *es = fly_tuple_str(A, e), *ms = fly_layout_str(A, m);
+      return fly_fail(A, "composition: the stride %s names mode %d, but %s has %d", es ? es : "?",
+                      e->modes[k], ms ? ms : "?", fly_layout_rank(m));
     }
     m = fly_layout_get(A, m, e->modes[k]);
   }

@@ -137,8 +137,8 @@ static FlyTuple *arith(FlyAlgebra *A, FlyArith op, const FlyTuple *a, const FlyT
     return int_op(A, op, a->value, b->value);
   bool sa = a->kind == FLY_TUPLE_SEQ, sb = b->kind == FLY_TUPLE_SEQ;
   if (sa != sb && !spread && !(is_sum(op) && (sa ? b : a)->value == 0))
-    return fly_fail(A, "'%s' of %s and %s: an integer meets a tuple", spelling(op), text(A, a),
-                    text(A, b));
+    return fly_fail(A, "'%s' of %s and %s: a number where the other has a tuple", spelling(op),
+                    text(A, a), text(A, b));
   int n = sa ? a->n : b->n;
   if (sa && sb && a->n != b->n) {
     if (!is_sum(op))

@@ -585,6 +585,7 @@ static void usage(FILE *out) {
         "\n"
         "Arguments use CuTe's notation: 8:1  (8,16):(1,8)  (4,(2,3)):(1,(4,8))\n"
         "tilers (4:1,_)  coordinates (2,_)  swizzles S<3,3,3> o 0 o (8,8):(8,1)\n"
+        "basis strides (4,3):(1@0,1@1)\n"
         "\n"
         "Operations:\n",
         out);
@@ -648,6 +649,7 @@ static const char *const DEMO[][4] = {
     {"recast", "(8,16):(1,8)", "16", "32"},
     {"table", "(4,8):(8,1)"},
     {"table", "S<2,0,2> o 0 o (4,4):(4,1)"},
+    {"zipped_divide", "(8,6):(1@0,1@1)", "(2,3)"},
 };
 
 static int demo(void) {

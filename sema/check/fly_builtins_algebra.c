@@ -641,8 +641,9 @@ static const FlyVal *leafwise(FlyInterp *I, FlyOp op, const FlyVal *a, const Fly
     return leaf_op(I, op, a, b, at);
   const FlyVal *leaf = ta ? b : a;
   if (ta != tb && !spread && !(is_sum(op) && leaf->kind == FLY_V_INT && leaf->i == 0))
-    return fly_err(I, at, "'%s' of %s and %s: a number meets a tuple", fly_op_spelling(op),
-                   fly_val_str_canonical(&I->A, a), fly_val_str_canonical(&I->A, b));
+    return fly_err(I, at, "'%s' of %s and %s: a number where the other has a tuple",
+                   fly_op_spelling(op), fly_val_str_canonical(&I->A, a),
+                   fly_val_str_canonical(&I->A, b));
   int n = ta ? a->n : b->n;
   if (ta && tb && a->n != b->n) {
     if (!is_sum(op))

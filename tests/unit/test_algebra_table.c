@@ -875,7 +875,7 @@ static void test_composed_with_a_layout_inside(void **state) {
   expect_error(fly_parse_composed(&A, "(8,8):(8,1) o (1,2) o 4:1", 25),
                "the offset (1,2) of a composed layout whose outer layout gives integers");
   expect_error(fly_parse_composed(&A, "(8,8):(8,1) o (1,(2)) o (4,4):(1@0,1@1)", 39),
-               "an integer meets a tuple");
+               "a number where the other has a tuple");
   expect_error(fly_parse_composed(&A, "S<3,3,3> o 0 o (4,4):(1@0,1@1)", 30),
                "S<3,3,3> takes integers, but (4,4):(1@0,1@1) has basis strides");
   expect_error(fly_composed_recast(&A, I, 16, 32), "recast: the inner part of");
