@@ -124,7 +124,8 @@ typedef enum FlyArith {
  * an integer operand applies to every leaf of the other, (1,(2,3)) * 2 =
  * (2,(4,6)), but inside two tuples an integer meets only an integer. A basis
  * element adds and subtracts as the coordinate it stands for (1@0 + 2@1 is
- * (1,2)) and multiplies by an integer (3 * 1@1 is 3@1); nothing else takes
+ * (1,2)), multiplies by an integer (3 * 1@1 is 3@1) and divides by one that
+ * divides its scale (6@1 / 2 is 3@1, CuTe's safe_div); nothing else takes
  * one. Errors: division by zero, overflow, tuples that do not match. */
 FlyTuple *fly_tuple_arith(FlyAlgebra *A, FlyArith op, const FlyTuple *a, const FlyTuple *b);
 /* CuTe's ceil_div of tuples: tuple by tuple, leaf by leaf with b's missing

@@ -125,12 +125,20 @@ static FlyTuple *arith(FlyAlgebra *A, FlyArith op, const FlyTuple *a, const FlyT
         text(A, a->kind == FLY_TUPLE_UNDERSCORE || a->kind == FLY_TUPLE_DYNAMIC ? a : b));
   if (a->kind == FLY_TUPLE_BASIS || b->kind == FLY_TUPLE_BASIS) {
     const FlyTuple *e = a->kind == FLY_TUPLE_BASIS ? a : b, *k = e == a ? b : a;
-    if (op != FLY_ARITH_MUL || k->kind != FLY_TUPLE_INT)
+    bool scale = op == FLY_ARITH_MUL || (op == FLY_ARITH_DIV && e == a);
+    if (!scale || k->kind != FLY_TUPLE_INT)
       return fly_fail(A,
-                      "'%s' of %s and %s: a basis element is scaled by an integer (*) or added "
-                      "to coordinates (+, -), nothing else",
+                      "'%s' of %s and %s: a basis element is scaled by an integer (* or /) or "
+                      "added to coordinates (+, -), nothing else",
                       spelling(op), text(A, a), text(A, b));
+    if (op == FLY_ARITH_DIV && (k->value == 0 || e->value % k->value != 0))
+      return fly_fail(A, "'/' of %s and %s: the scale is not a multiple of %lld (CuTe's safe_div)",
+                      text(A, a), text(A, b), (long long)k->value);
     int64_t s;
+    if (op == FLY_ARITH_DIV) {
+      FlyTuple *q = int_op(A, op, e->value, k->value);
+      return q ? fly_tuple_basis(A, q->value, e->nmodes, e->modes) : NULL;
+    }
     return fly_mul(A, e->value, k->value, &s) ? fly_tuple_basis(A, s, e->nmodes, e->modes) : NULL;
   }
   if (a->kind == FLY_TUPLE_INT && b->kind == FLY_TUPLE_INT)

@@ -621,14 +621,19 @@ static const FlyVal *leaf_op(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyV
   if (a->kind != FLY_V_BASIS && b->kind != FLY_V_BASIS)
     return fly_binary(I, op, a, b, at);
   const FlyVal *e = a->kind == FLY_V_BASIS ? a : b, *k = e == a ? b : a;
-  if (op != FLY_OP_MUL || k->kind != FLY_V_INT)
+  bool scale = op == FLY_OP_MUL || (op == FLY_OP_DIV && e == a);
+  if (!scale || k->kind != FLY_V_INT)
     return fly_err(I, at,
-                   "'%s' of %s and %s: a basis element is scaled by an integer (*) or added to "
-                   "coordinates (+, -), nothing else",
+                   "'%s' of %s and %s: a basis element is scaled by an integer (* or /) or added "
+                   "to coordinates (+, -), nothing else",
                    fly_op_spelling(op), fly_val_str_canonical(&I->A, a),
                    fly_val_str_canonical(&I->A, b));
-  FlyTuple *r = fly_tuple_arith(&I->A, FLY_ARITH_MUL, e->basis, fly_tuple_int(&I->A, k->i));
-  return r ? fly_tuple_to_val(I, r) : fly_err_algebra(I, at);
+  FlyTuple *x = fly_val_to_tuple(I, a, at, "an operand"),
+           *y = fly_val_to_tuple(I, b, at, "an operand");
+  FlyTuple *r = x && y
+                    ? fly_tuple_arith(&I->A, op == FLY_OP_MUL ? FLY_ARITH_MUL : FLY_ARITH_DIV, x, y)
+                    : NULL;
+  return r ? fly_tuple_to_val(I, r) : x && y ? fly_err_algebra(I, at) : NULL;
 }
 
 /* Leaf by leaf: tuples of the same modes (for + and -, missing modes are

@@ -716,8 +716,12 @@ static void test_tuple_arith(void **state) {
   expect_error(fly_tuple_arith(&A, FLY_ARITH_DIV, tup("(1,2)"), tup("(1,0)")),
                "division by zero (2 / 0)");
   expect_error(fly_tuple_arith(&A, FLY_ARITH_MUL, tup("1@0"), tup("1@1")),
-               "a basis element is scaled by an integer (*) or added");
-  expect_error(fly_tuple_arith(&A, FLY_ARITH_DIV, tup("4@0"), tup("2")), "'/' of 4@0 and 2");
+               "a basis element is scaled by an integer (* or /) or added");
+  expect_tuple(fly_tuple_arith(&A, FLY_ARITH_DIV, tup("(2@0,8@1)"), tup("(2,4)")), "(1@0,2@1)");
+  expect_error(fly_tuple_arith(&A, FLY_ARITH_DIV, tup("3@0"), tup("2")),
+               "'/' of 3@0 and 2: the scale is not a multiple of 2 (CuTe's safe_div)");
+  expect_error(fly_tuple_arith(&A, FLY_ARITH_DIV, tup("2"), tup("1@0")), "'/' of 2 and 1@0");
+  expect_error(fly_tuple_arith(&A, FLY_ARITH_MOD, tup("4@0"), tup("2")), "'%' of 4@0 and 2");
   expect_error(fly_tuple_arith(&A, FLY_ARITH_ADD, tup("(1,_)"), tup("1")), "takes integers");
   expect_error(fly_tuple_arith(&A, FLY_ARITH_ADD, tup("9223372036854775807"), tup("1")),
                "integer overflow");
