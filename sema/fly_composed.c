@@ -34,10 +34,13 @@ FlyComposed *fly_composed_make_layout(FlyAlgebra *A, FlyLayout *inner, const Fly
                                       FlyLayout *outer) {
   if (!inner || !offset || !outer)
     return NULL;
-  FlyTuple *zero = fly_layout_coprofile(A, outer);
-  if (!zero)
+  FlyTuple *zero = fly_layout_coprofile(A, outer), *reach = fly_layout_coshape(A, outer);
+  if (!zero || !reach)
     return NULL;
-  if (zero->kind != FLY_TUPLE_SEQ) {
+  /* An outer layout that gives only 0, such as what slicing leaves, takes
+     a coordinate offset as well. */
+  bool only_zero = reach->kind == FLY_TUPLE_INT && reach->value == 1;
+  if (zero->kind != FLY_TUPLE_SEQ && !(only_zero && offset->kind == FLY_TUPLE_SEQ)) {
     if (offset->kind != FLY_TUPLE_INT) {
       char *o = fly_tuple_str(A, offset);
       return fly_fail(A,
@@ -60,7 +63,7 @@ FlyComposed *fly_composed_make_layout(FlyAlgebra *A, FlyLayout *inner, const Fly
   if (C) {
     C->inner = inner;
     C->offset = offset->kind == FLY_TUPLE_INT ? offset->value : 0;
-    C->offset_crd = zero->kind == FLY_TUPLE_SEQ ? (FlyTuple *)offset : NULL;
+    C->offset_crd = offset->kind == FLY_TUPLE_SEQ ? (FlyTuple *)offset : NULL;
   }
   return C;
 }
@@ -122,19 +125,9 @@ FlyComposed *fly_composed_slice(FlyAlgebra *A, const FlyTuple *coord, const FlyC
   FlyLayout *rest = fly_layout_slice_and_offset(A, coord, C->layout, &part);
   if (!rest)
     return NULL;
-  FlyTuple *offset = fly_tuple_arith(A, FLY_ARITH_ADD, fly_composed_offset(A, C), part);
-  /* A coordinate offset stays one even when the sliced layout's values
-     are integers no more (every basis mode sliced away). */
-  if (offset && offset->kind == FLY_TUPLE_SEQ && !fly_layout_has_basis(rest)) {
-    FlyComposed *R = new_composed(A, rest);
-    if (R) {
-      *R = *C;
-      R->layout = rest;
-      R->offset_crd = offset;
-    }
-    return R;
-  }
-  return like(A, C, offset, rest);
+  /* A coordinate offset stays one when every basis mode is sliced away:
+     the rest gives only 0 then. */
+  return like(A, C, fly_tuple_arith(A, FLY_ARITH_ADD, fly_composed_offset(A, C), part), rest);
 }
 
 FlyComposed *fly_composed_with_layout(FlyAlgebra *A, const FlyComposed *C, FlyLayout *L) {

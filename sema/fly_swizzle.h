@@ -47,7 +47,8 @@ bool fly_swizzle_recast(FlyAlgebra *A, FlySwizzle s, int old_bits, int new_bits,
 FlyComposed *fly_composed_make(FlyAlgebra *A, FlySwizzle s, int64_t offset, FlyLayout *L);
 /* inner o offset o outer with a layout inner: offset is an integer when
  * outer's values are integers, else a coordinate that adds to them (a
- * missing mode counting as 0; the integer 0 stands for the origin). */
+ * missing mode counting as 0; the integer 0 stands for the origin). An
+ * outer layout that gives only 0 (what slicing leaves) takes either. */
 FlyComposed *fly_composed_make_layout(FlyAlgebra *A, FlyLayout *inner, const FlyTuple *offset,
                                       FlyLayout *outer);
 /* The offset as a value: an integer leaf or a coordinate. */
