@@ -16,23 +16,35 @@ bool fly_flat_init(FlyAlgebra *A, FlyFlat *f, int cap) {
   f->cap = cap;
   f->shape = fly_alloc(A, (size_t)cap * sizeof *f->shape);
   f->stride = fly_alloc(A, (size_t)cap * sizeof *f->stride);
-  return f->shape && f->stride;
+  f->basis = fly_alloc(A, (size_t)cap * sizeof *f->basis);
+  return f->shape && f->stride && f->basis;
 }
 
-bool fly_flat_push(FlyAlgebra *A, FlyFlat *f, int64_t shape, int64_t stride) {
+bool fly_flat_push_basis(FlyAlgebra *A, FlyFlat *f, int64_t shape, int64_t stride,
+                         const FlyTuple *basis) {
   if (f->n >= f->cap || f->n >= FLY_MAX_MODES) {
     fly_fail(A, "too many modes in a layout (limit is %d)", FLY_MAX_MODES);
     return false;
   }
   f->shape[f->n] = shape;
   f->stride[f->n] = stride;
+  f->basis[f->n] = basis;
   f->n++;
   return true;
 }
 
+bool fly_flat_push(FlyAlgebra *A, FlyFlat *f, int64_t shape, int64_t stride) {
+  return fly_flat_push_basis(A, f, shape, stride, NULL);
+}
+
+bool fly_flat_same_direction(const FlyFlat *f, int i, const FlyFlat *g, int j) {
+  const FlyTuple *a = f->basis[i], *b = g->basis[j];
+  return a == b || (a && b && fly_tuple_same_basis(a, b));
+}
+
 static bool flat_collect(FlyAlgebra *A, const FlyTuple *s, const FlyTuple *d, FlyFlat *f) {
   if (s->kind != FLY_TUPLE_SEQ)
-    return fly_flat_push(A, f, s->value, d->value);
+    return fly_flat_push_basis(A, f, s->value, d->value, d->kind == FLY_TUPLE_BASIS ? d : NULL);
   for (int i = 0; i < s->n; i++)
     if (!flat_collect(A, s->elem[i], d->elem[i], f))
       return false;
@@ -52,18 +64,23 @@ FlyLayout *fly_layout_leaf(FlyAlgebra *A, int64_t shape, int64_t stride) {
   return fly_layout_raw(A, fly_tuple_int(A, shape), fly_tuple_int(A, stride));
 }
 
+static FlyTuple *flat_stride(FlyAlgebra *A, const FlyFlat *f, int i) {
+  const FlyTuple *b = f->basis[i];
+  return b ? fly_tuple_basis(A, f->stride[i], b->nmodes, b->modes) : fly_tuple_int(A, f->stride[i]);
+}
+
 FlyLayout *fly_flat_layout(FlyAlgebra *A, const FlyFlat *f) {
   if (f->n == 0)
     return fly_layout_leaf(A, 1, 0);
   if (f->n == 1)
-    return fly_layout_leaf(A, f->shape[0], f->stride[0]);
+    return fly_layout_raw(A, fly_tuple_int(A, f->shape[0]), flat_stride(A, f, 0));
   FlyTuple **s = fly_alloc(A, (size_t)f->n * sizeof *s);
   FlyTuple **d = fly_alloc(A, (size_t)f->n * sizeof *d);
   if (!s || !d)
     return NULL;
   for (int i = 0; i < f->n; i++) {
     s[i] = fly_tuple_int(A, f->shape[i]);
-    d[i] = fly_tuple_int(A, f->stride[i]);
+    d[i] = flat_stride(A, f, i);
   }
   return fly_layout_raw(A, fly_tuple_seq(A, f->n, s), fly_tuple_seq(A, f->n, d));
 }
@@ -95,6 +112,11 @@ static bool shape_is_valid(FlyAlgebra *A, const FlyTuple *s) {
   case FLY_TUPLE_DYNAMIC: /* the algebra computes on static layouts only */
     fly_fail(A, "'?' is known only when the kernel runs");
     return false;
+  case FLY_TUPLE_BASIS: {
+    char *t = fly_tuple_str(A, s);
+    fly_fail(A, "the basis element %s is a stride, not a shape", t ? t : "?");
+    return false;
+  }
   case FLY_TUPLE_SEQ:
     for (int i = 0; i < s->n; i++)
       if (!shape_is_valid(A, s->elem[i]))
@@ -117,6 +139,8 @@ FlyLayout *fly_layout_make(FlyAlgebra *A, FlyTuple *shape, FlyTuple *stride) {
     return fly_fail(A, "'_' is not a stride");
   if (!fly_tuple_is_static(stride))
     return fly_fail(A, "'?' is known only when the kernel runs");
+  if (!fly_stride_coprofile(A, stride)) /* basis elements must add up */
+    return NULL;
   int64_t size;
   if (!fly_tuple_product(A, shape, &size))
     return NULL;
@@ -255,6 +279,10 @@ bool fly_layout_size(FlyAlgebra *A, const FlyLayout *L, int64_t *out) {
  * counts by its extent: 1 + sum of (s-1)*|d| over the leaves. */
 bool fly_layout_cosize(FlyAlgebra *A, const FlyLayout *L, int64_t *out) {
   FlyFlat f;
+  if (L && fly_layout_has_basis(L)) { /* the size of the coshape */
+    FlyTuple *coshape = fly_layout_coshape(A, L);
+    return coshape && fly_tuple_product(A, coshape, out);
+  }
   if (!L || !fly_flat_of(A, L, &f))
     return false;
   int64_t total = 1;
@@ -337,6 +365,17 @@ FlyLayout *fly_layout_group(FlyAlgebra *A, const FlyLayout *L, int begin, int en
   for (int i = end; i < r; i++)
     out[n++] = m[i];
   return fly_layout_seq(A, n, out);
+}
+
+FlyLayout *fly_layout_take(FlyAlgebra *A, const FlyLayout *L, int begin, int end) {
+  if (!L)
+    return NULL;
+  int r = fly_layout_rank(L);
+  if (begin < 0 || begin >= end || end > r)
+    return fly_fail(A, "take(%d, %d) is not a non-empty range of modes of a rank-%d layout", begin,
+                    end, r);
+  return fly_layout_raw(A, fly_tuple_take(A, L->shape, begin, end),
+                        fly_tuple_take(A, L->stride, begin, end));
 }
 
 static FlyLayout *add_mode(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X, bool front) {
@@ -422,35 +461,68 @@ FlyLayout *fly_layout_flatten(FlyAlgebra *A, const FlyLayout *L) {
 
 /* ---- coordinates ------------------------------------------------------- */
 
+/* Where the terms c * stride of a layout's value go: one sum for integer
+ * strides (profile NULL), else one per leaf of the coprofile. */
+typedef struct Sink {
+  const FlyTuple *profile;
+  int64_t *acc;
+} Sink;
+
+static bool sink_init(FlyAlgebra *A, const FlyLayout *L, Sink *k) {
+  k->profile = NULL;
+  if (fly_layout_has_basis(L) && !(k->profile = fly_layout_coprofile(A, L)))
+    return false;
+  int slots = k->profile ? fly_tuple_leaf_count(k->profile) : 1;
+  k->acc = fly_alloc(A, (size_t)slots * sizeof *k->acc);
+  return k->acc != NULL;
+}
+
+static FlyTuple *sink_value(FlyAlgebra *A, const Sink *k) {
+  return k->profile ? fly_coprofile_fill(A, k->profile, k->acc) : fly_tuple_int(A, k->acc[0]);
+}
+
+/* Adds c times the stride leaf d. */
+static bool sink_add(FlyAlgebra *A, Sink *k, int64_t c, const FlyTuple *d) {
+  int slot = 0;
+  if (d->kind == FLY_TUPLE_BASIS) {
+    if (!k->profile || (slot = fly_coprofile_slot(k->profile, d)) < 0) {
+      fly_fail(A, "internal: the stride %s has no place among the layout's values",
+               fly_tuple_str(A, d));
+      return false;
+    }
+  } else if (k->profile && d->value == 0) {
+    return true; /* a zero beside basis elements */
+  }
+  int64_t term;
+  return fly_mul(A, c, d->value, &term) && fly_add(A, k->acc[slot], term, &k->acc[slot]);
+}
+
 /* An integer coordinate c into a (sub)shape: split it colexicographically;
  * with `extend`, the last leaf takes whatever is left past the size. */
 static bool index_into(FlyAlgebra *A, int64_t c, const FlyTuple *s, const FlyTuple *d, bool extend,
-                       int64_t *out) {
+                       Sink *k) {
   if (s->kind != FLY_TUPLE_SEQ)
-    return fly_mul(A, c, d->value, out);
-  int64_t sum = 0;
+    return sink_add(A, k, c, d);
   for (int i = 0; i < s->n; i++) {
     bool last = i == s->n - 1;
-    int64_t size, ci, part;
+    int64_t size, ci;
     if (!fly_tuple_product(A, s->elem[i], &size))
       return false;
     ci = (last && extend) ? c : c % size;
-    if (!index_into(A, ci, s->elem[i], d->elem[i], extend && last, &part) ||
-        !fly_add(A, sum, part, &sum))
+    if (!index_into(A, ci, s->elem[i], d->elem[i], extend && last, k))
       return false;
     c /= size;
   }
-  *out = sum;
   return true;
 }
 
+/* Checks coord against shape s (`_` allowed where underscore_ok) and, with
+ * a sink, adds its terms. */
 static bool crd_rec(FlyAlgebra *A, const FlyTuple *c, const FlyTuple *s, const FlyTuple *d,
-                    bool underscore_is_zero, int64_t *out) {
+                    bool underscore_ok, Sink *k) {
   if (c->kind == FLY_TUPLE_UNDERSCORE) {
-    if (underscore_is_zero) {
-      *out = 0;
+    if (underscore_ok)
       return true;
-    }
     fly_fail(A, "'_' in a coordinate: use slice");
     return false;
   }
@@ -460,15 +532,15 @@ static bool crd_rec(FlyAlgebra *A, const FlyTuple *c, const FlyTuple *s, const F
       fly_fail(A, "coordinate %s does not match shape %s", cs ? cs : "?", ss ? ss : "?");
       return false;
     }
-    int64_t sum = 0;
-    for (int i = 0; i < c->n; i++) {
-      int64_t part;
-      if (!crd_rec(A, c->elem[i], s->elem[i], d->elem[i], underscore_is_zero, &part) ||
-          !fly_add(A, sum, part, &sum))
+    for (int i = 0; i < c->n; i++)
+      if (!crd_rec(A, c->elem[i], s->elem[i], d->elem[i], underscore_ok, k))
         return false;
-    }
-    *out = sum;
     return true;
+  }
+  if (c->kind != FLY_TUPLE_INT) {
+    char *cs = fly_tuple_str(A, c);
+    fly_fail(A, "%s is not a coordinate: coordinates are integers", cs ? cs : "?");
+    return false;
   }
   int64_t size;
   if (!fly_tuple_product(A, s, &size))
@@ -479,23 +551,52 @@ static bool crd_rec(FlyAlgebra *A, const FlyTuple *c, const FlyTuple *s, const F
              ss ? ss : "?", (long long)size);
     return false;
   }
-  return index_into(A, c->value, s, d, false, out);
+  return !k || index_into(A, c->value, s, d, false, k);
+}
+
+/* The integer value of an integer layout: an error for basis strides. */
+static bool integer_value(FlyAlgebra *A, const FlyLayout *L, const Sink *k, int64_t *out) {
+  if (k->profile) {
+    char *ls = fly_layout_str(A, L);
+    fly_fail(A, "%s has basis strides: its values are coordinates, not integers", ls ? ls : "?");
+    return false;
+  }
+  *out = k->acc[0];
+  return true;
 }
 
 bool fly_layout_crd2idx(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L, int64_t *out) {
-  if (!coord || !L)
+  Sink k;
+  if (!coord || !L || !sink_init(A, L, &k))
     return false;
-  return crd_rec(A, coord, L->shape, L->stride, false, out);
+  return crd_rec(A, coord, L->shape, L->stride, false, &k) && integer_value(A, L, &k, out);
 }
 
 bool fly_layout_eval(FlyAlgebra *A, const FlyLayout *L, int64_t i, int64_t *out) {
-  if (!L)
+  Sink k;
+  if (!L || !sink_init(A, L, &k))
     return false;
   if (i < 0) {
     fly_fail(A, "index %lld is negative", (long long)i);
     return false;
   }
-  return index_into(A, i, L->shape, L->stride, true, out);
+  return index_into(A, i, L->shape, L->stride, true, &k) && integer_value(A, L, &k, out);
+}
+
+FlyTuple *fly_layout_value(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L) {
+  Sink k;
+  if (!coord || !L || !sink_init(A, L, &k))
+    return NULL;
+  return crd_rec(A, coord, L->shape, L->stride, false, &k) ? sink_value(A, &k) : NULL;
+}
+
+FlyTuple *fly_layout_value_at(FlyAlgebra *A, const FlyLayout *L, int64_t i) {
+  Sink k;
+  if (!L || !sink_init(A, L, &k))
+    return NULL;
+  if (i < 0)
+    return fly_fail(A, "index %lld is negative", (long long)i);
+  return index_into(A, i, L->shape, L->stride, true, &k) ? sink_value(A, &k) : NULL;
 }
 
 /* slice keeps the parts under `_`, dice the parts under integers; both
@@ -538,24 +639,29 @@ static FlyLayout *cut_layout(FlyAlgebra *A, const FlyTuple *c, const FlyLayout *
   return fly_layout_raw(A, fly_tuple_unwrap(s), fly_tuple_unwrap(d));
 }
 
+FlyLayout *fly_layout_slice_and_offset(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L,
+                                       FlyTuple **offset) {
+  Sink k;
+  if (!coord || !L || !sink_init(A, L, &k) || !crd_rec(A, coord, L->shape, L->stride, true, &k))
+    return NULL;
+  if (offset && !(*offset = sink_value(A, &k)))
+    return NULL;
+  return cut_layout(A, coord, L, true);
+}
+
 FlyLayout *fly_layout_slice(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L,
                             int64_t *offset) {
-  if (!coord || !L)
+  Sink k;
+  if (!coord || !L || !sink_init(A, L, &k) || !crd_rec(A, coord, L->shape, L->stride, true, &k))
     return NULL;
-  int64_t off;
-  if (!crd_rec(A, coord, L->shape, L->stride, true, &off))
+  if (offset && !integer_value(A, L, &k, offset))
     return NULL;
-  if (offset)
-    *offset = off;
   return cut_layout(A, coord, L, true);
 }
 
 FlyLayout *fly_layout_dice(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L) {
-  if (!coord || !L)
-    return NULL;
-  int64_t off; /* validates the coordinate against the shape */
-  if (!crd_rec(A, coord, L->shape, L->stride, true, &off))
-    return NULL;
+  if (!coord || !L || !crd_rec(A, coord, L->shape, L->stride, true, NULL))
+    return NULL; /* the coordinate must fit the shape */
   return cut_layout(A, coord, L, false);
 }
 

@@ -15,7 +15,8 @@
 
 typedef struct FlyLayout {
   FlyTuple *shape;  /* positive integers */
-  FlyTuple *stride; /* congruent to shape; any integer, 0 allowed */
+  FlyTuple *stride; /* congruent to shape; integers (0 and negative allowed), or
+                       basis elements (fly_tuple_is_basis) beside zeros */
 } FlyLayout;
 
 /* A tiler says how to cut each mode: a layout (an integer n means n:1),
@@ -36,7 +37,9 @@ struct FlyTiler {
 
 /* ---- construction ---------------------------------------------------- */
 
-/* @pre shape and stride congruent, shape leaves >= 1, no `_`. */
+/* @pre shape and stride congruent, shape leaves >= 1, no `_`; the basis
+ * elements of stride add up (fly_layout_coprofile), and beside them every
+ * integer stride is 0. */
 FlyLayout *fly_layout_make(FlyAlgebra *A, FlyTuple *shape, FlyTuple *stride);
 /* Compact layouts: column-major (LayoutLeft), row-major (LayoutRight), and by
  * order: the mode with the smallest order value gets stride 1, the next
@@ -55,7 +58,8 @@ FlyTiler *fly_tiler_seq(FlyAlgebra *A, int n, FlyTiler *const *elems);
 /* ---- queries ----------------------------------------------------------- */
 
 bool fly_layout_size(FlyAlgebra *A, const FlyLayout *L, int64_t *out);
-/* L(size-1) + 1: one past the largest index (for non-negative strides). */
+/* L(size-1) + 1: one past the largest index (for non-negative strides); for
+ * basis strides, the product of the coshape. */
 bool fly_layout_cosize(FlyAlgebra *A, const FlyLayout *L, int64_t *out);
 /* Plain queries: their arguments must not be NULL. */
 int fly_layout_rank(const FlyLayout *L);
@@ -69,6 +73,9 @@ FlyLayout *fly_layout_get(FlyAlgebra *A, const FlyLayout *L, int i);
 FlyLayout *fly_layout_select(FlyAlgebra *A, const FlyLayout *L, int n, const int *modes);
 /* Modes [begin, end) become one mode. */
 FlyLayout *fly_layout_group(FlyAlgebra *A, const FlyLayout *L, int begin, int end);
+/* CuTe's take<begin,end>: the layout of modes [begin, end), a non-empty
+ * range (one mode stays a mode: take of (4,(2,3)) 1 2 is ((2,3)):((...))). */
+FlyLayout *fly_layout_take(FlyAlgebra *A, const FlyLayout *L, int begin, int end);
 /* X becomes a new last (first) mode; X == NULL means 1:0. */
 FlyLayout *fly_layout_append(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X);
 FlyLayout *fly_layout_prepend(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *X);
@@ -82,16 +89,52 @@ FlyLayout *fly_layout_flatten(FlyAlgebra *A, const FlyLayout *L);
 
 /* L(coord): coord may be an integer (a 1-D index), or a tuple that matches
  * the shape down to where it stops (each integer there is a 1-D index into
- * that mode). A coordinate outside the shape is an error. */
+ * that mode). A coordinate outside the shape is an error, and so is a
+ * layout with basis strides (its values are coordinates: fly_layout_value). */
 bool fly_layout_crd2idx(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L, int64_t *out);
 /* L(i) for an integer i; i past the size continues along the last mode,
  * which is how composition extends a layout (CuTe's semantics). i >= 0. */
 bool fly_layout_eval(FlyAlgebra *A, const FlyLayout *L, int64_t i, int64_t *out);
 /* The modes where coord has `_` (slice) or an integer (dice); slice also
- * gives the offset of the sliced-away part (CuTe's slice_and_offset). */
+ * gives the offset of the sliced-away part (CuTe's slice_and_offset), an
+ * integer: NULL offset for layouts with basis strides, or use
+ * fly_layout_slice_and_offset. */
 FlyLayout *fly_layout_slice(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L,
                             int64_t *offset);
+/* slice, with the offset as a value of L (fly_layout_value): an integer
+ * leaf, or a coordinate for basis strides. offset may be NULL. */
+FlyLayout *fly_layout_slice_and_offset(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L,
+                                       FlyTuple **offset);
 FlyLayout *fly_layout_dice(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L);
+
+/* ---- layouts whose values are coordinates -------------------------------- */
+
+/* A layout whose strides are basis elements (CuTe's ScaledBasis strides,
+ * fly_tuple.h) maps coordinates to coordinates: (4,3):(1@0,1@1), the
+ * identity layout of shape (4,3), sends 5 = (1,1) to 1*(1@0) + 1*(1@1) =
+ * (1,1). Such layouts compose, divide, slice and coalesce like others; the
+ * operations that need integer values (complement, the inverses, the
+ * products, recast, max_common_*) refuse them, as CuTe does. */
+
+/* Whether some stride of L is a basis element. Plain query: L != NULL. */
+bool fly_layout_has_basis(const FlyLayout *L);
+/* CuTe's coprofile: the zero of L's values, the structure every value
+ * has: 0 for integer strides, (0,0) for (4,3):(1@0,1@1), (0,(0,0)) for
+ * strides 1@0, 1@0@1 and 1@1@1. */
+FlyTuple *fly_layout_coprofile(FlyAlgebra *A, const FlyLayout *L);
+/* L(coord) and L(i) (as fly_layout_crd2idx and fly_layout_eval) as a
+ * tuple: an integer leaf for integer strides; for basis strides the
+ * coordinate the terms add up to, congruent to the coprofile, so the
+ * identity layout of shape s gives fly_tuple_idx2crd(i, s). */
+FlyTuple *fly_layout_value(FlyAlgebra *A, const FlyTuple *coord, const FlyLayout *L);
+FlyTuple *fly_layout_value_at(FlyAlgebra *A, const FlyLayout *L, int64_t i);
+/* CuTe's make_identity_layout: make_layout(shape, make_basis_like(shape)),
+ * the layout whose value at every coordinate is that coordinate. */
+FlyLayout *fly_layout_identity(FlyAlgebra *A, FlyTuple *shape);
+/* CuTe's coshape: 1 + the largest value of each leaf of the codomain, every
+ * stride counted by its magnitude; the cosize for integer strides, (4,3)
+ * for the identity layout of (4,3). */
+FlyTuple *fly_layout_coshape(FlyAlgebra *A, const FlyLayout *L);
 
 /* ---- the algebra -------------------------------------------------------- */
 
@@ -158,6 +201,33 @@ FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, in
 bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b,
                                   int64_t *out);
 FlyLayout *fly_layout_max_common_layout(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b);
+
+/* ---- compact layouts after another (fly_layout_like.c) -------------------- */
+
+/* CuTe's make_layout_like: L's shape with compact strides in the order of
+ * L's strides (the smallest first; equal strides left to right), stride-0
+ * modes kept at 0: (2,3,4,5):(0,42,1,0) -> (2,3,4,5):(0,4,1,0). */
+FlyLayout *fly_layout_like(FlyAlgebra *A, const FlyLayout *L);
+/* CuTe's make_fragment_like: the registers for a tile shaped like L. Mode
+ * 0 (an atom's values) is compact column-major, keeping its stride-0
+ * leaves; the other modes follow it, compact in the order of L's strides.
+ * A rank-1 L gives the column-major layout of its shape. */
+FlyLayout *fly_layout_fragment_like(FlyAlgebra *A, const FlyLayout *L);
+/* CuTe's tile_to_shape: block repeated (blocked_product) until each mode
+ * has the size of target's, the repetitions in the order of `order` (one
+ * integer per mode, as fly_layout_ordered; NULL: column-major). An error
+ * when the block has more modes than target or a mode's size does not
+ * divide the target's. */
+FlyLayout *fly_layout_tile_to_shape(FlyAlgebra *A, const FlyLayout *block, FlyTuple *target,
+                                    const FlyTuple *order);
+/* The coordinate of index idx of a compact layout L (L(result) == idx):
+ * hierarchical, congruent to L's shape (CuTe's get_hier_coord); one 1-D
+ * coordinate per mode of L (get_flat_coord); or one for the whole shape
+ * (get_1d_coord). An error when L does not give idx or a mode of size > 1
+ * has a stride <= 0. */
+FlyTuple *fly_layout_hier_coord(FlyAlgebra *A, const FlyLayout *L, int64_t idx);
+FlyTuple *fly_layout_flat_coord(FlyAlgebra *A, const FlyLayout *L, int64_t idx);
+bool fly_layout_1d_coord(FlyAlgebra *A, const FlyLayout *L, int64_t idx, int64_t *out);
 
 /* Canonical text: 8:1, (8,16):(1,8). Rank-1 levels at the top print without
  * parentheses, as CuTe's unwrap: ((4,2)):((1,4)) prints (4,2):(1,4). */

@@ -2,7 +2,8 @@
 #include "fly_layout_internal.h"
 
 /* Merge adjacent flat modes when the second continues the first
- * (s0*d0 == d1), drop size-1 modes. @post the same function on [0, size). */
+ * (s0*d0 == d1, along the same basis element if they are ones), drop
+ * size-1 modes. @post the same function on [0, size). */
 static FlyLayout *coalesce_flat(FlyAlgebra *A, const FlyFlat *in) {
   FlyFlat out;
   if (!fly_flat_init(A, &out, in->n))
@@ -12,12 +13,13 @@ static FlyLayout *coalesce_flat(FlyAlgebra *A, const FlyFlat *in) {
     if (s == 1)
       continue;
     int k = out.n - 1;
-    if (k >= 0 && !__builtin_mul_overflow(out.shape[k], out.stride[k], &extent) && extent == d) {
+    if (k >= 0 && fly_flat_same_direction(&out, k, in, i) &&
+        !__builtin_mul_overflow(out.shape[k], out.stride[k], &extent) && extent == d) {
       if (!fly_mul(A, out.shape[k], s, &out.shape[k]))
         return NULL;
       continue;
     }
-    if (!fly_flat_push(A, &out, s, d))
+    if (!fly_flat_push_basis(A, &out, s, d, in->basis[i]))
       return NULL;
   }
   return fly_flat_layout(A, &out); /* nothing left: 1:0 */
@@ -35,8 +37,8 @@ FlyLayout *fly_layout_filter(FlyAlgebra *A, const FlyLayout *L) {
   if (!L || !fly_flat_of(A, L, &f))
     return NULL;
   for (int i = 0; i < f.n; i++)
-    if (f.stride[i] == 0)
-      f.shape[i] = 1; /* CuTe's filter_zeros, then coalesce drops it */
+    if (f.stride[i] == 0) /* 0 or a basis element scaled by 0 */
+      f.shape[i] = 1;     /* CuTe's filter_zeros, then coalesce drops it */
   return coalesce_flat(A, &f);
 }
 

@@ -8,8 +8,8 @@
 #include "fly_layout_internal.h"
 
 static FlyLayout *divide_by_layout(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
-  int64_t size;
-  if (!fly_layout_size(A, L, &size))
+  int64_t size; /* L may have basis strides: only the tile needs a complement */
+  if (!fly_layout_size(A, L, &size) || !fly_layout_needs_integers(A, "logical_divide", B))
     return NULL;
   FlyLayout *rest = fly_layout_complement(A, B, fly_tuple_int(A, size));
   return fly_layout_composition(A, L, fly_layout_pair(A, (FlyLayout *)B, rest));

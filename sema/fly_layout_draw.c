@@ -94,7 +94,26 @@ static bool picture_modes(FlyAlgebra *A, const char *what, const char *whose, co
   return *m0 && (r == 1 || *m1);
 }
 
-/* Cell (m,n) holds L(m,n), swizzled when C is given. */
+/* The value of cell (m,n): L(m,n), or C(m,n); an integer or, for basis
+ * strides, a coordinate. */
+static FlyTuple *cell_value(FlyAlgebra *A, const FlyLayout *L, const FlyComposed *C, bool two,
+                            int64_t m, int64_t n) {
+  FlyTuple *crd = fly_tuple_int(A, m);
+  if (two)
+    crd = fly_tuple_pair(A, crd, fly_tuple_int(A, n));
+  return C ? fly_composed_value(A, crd, C) : fly_layout_value(A, crd, L);
+}
+
+static int64_t leaf_sum(const FlyTuple *t) {
+  if (t->kind != FLY_TUPLE_SEQ)
+    return t->value;
+  int64_t s = 0;
+  for (int i = 0; i < t->n; i++)
+    s += leaf_sum(t->elem[i]) % 8;
+  return s;
+}
+
+/* Cell (m,n) holds L(m,n), or C(m,n) for a composed layout. */
 static bool layout_grid(FlyAlgebra *A, Grid *g, const char *what, const FlyLayout *L,
                         const FlyComposed *C, const char *title) {
   FlyLayout *m0, *m1;
@@ -102,26 +121,38 @@ static bool layout_grid(FlyAlgebra *A, Grid *g, const char *what, const FlyLayou
   if (!picture_modes(A, what, "a layout", L, &m0, &m1) || !fly_layout_size(A, m0, &rows) ||
       (m1 && !fly_layout_size(A, m1, &cols)) || !grid_init(A, g, title, rows, cols))
     return false;
-  int64_t *row = mode_values(A, m0, rows), *col = m1 ? mode_values(A, m1, cols) : NULL;
-  if (!row || (m1 && !col))
+  bool plain = !C && !fly_layout_has_basis(L); /* row + column, added */
+  int64_t *row = plain ? mode_values(A, m0, rows) : NULL;
+  int64_t *col = plain && m1 ? mode_values(A, m1, cols) : NULL;
+  if (plain && (!row || (m1 && !col)))
     return false;
   int64_t largest = INT64_MIN;
   for (int64_t n = 0; n < cols; n++)
     for (int64_t m = 0; m < rows; m++) {
-      int64_t v;
+      int64_t v = 0;
       char text[32];
-      if (!fly_add(A, row[m], col ? col[n] : 0, &v) || (C && !fly_add(A, C->offset, v, &v)))
-        return false;
-      if (C)
-        v = fly_swizzle_apply(C->swizzle, v);
+      const char *shown = text;
+      FlyTuple *x = NULL; /* a coordinate, shown as it is */
+      if (plain) {
+        if (!fly_add(A, row[m], col ? col[n] : 0, &v))
+          return false;
+      } else {
+        if (!(x = cell_value(A, L, C, m1 != NULL, m, n)))
+          return false;
+        v = leaf_sum(x);
+        if (x->kind != FLY_TUPLE_SEQ)
+          x = NULL;
+        else if (!(shown = fly_tuple_str(A, x)))
+          return false;
+      }
       snprintf(text, sizeof text, "%" PRId64, v);
-      if (!set_cell(A, g, m + rows * n, text, v))
+      if (!set_cell(A, g, m + rows * n, shown, v))
         return false;
-      if (v > largest)
+      if (!x && v > largest)
         largest = v;
     }
   /* CuTe sizes cells by num_digits(cosize), one past the largest index. */
-  if (largest < INT64_MAX && digits(largest + 1) > g->width)
+  if (largest > INT64_MIN && largest < INT64_MAX && digits(largest + 1) > g->width)
     g->width = digits(largest + 1);
   g->palette = value_palette;
   return true;

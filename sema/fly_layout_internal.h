@@ -5,18 +5,42 @@
 #include "fly_layout.h"
 
 /* A layout's leaves in order: the flat (shape, stride) lists most
- * algorithms work on. Arrays live in the arena, cap >= n. */
+ * algorithms work on. Arrays live in the arena, cap >= n. A stride that is
+ * a basis element has its scale in stride[i] and the element (whose own
+ * scale does not count) in basis[i]; basis[i] is NULL for an integer. */
 typedef struct FlyFlat {
   int n, cap;
   int64_t *shape, *stride;
+  const FlyTuple **basis;
 } FlyFlat;
 
 bool fly_flat_init(FlyAlgebra *A, FlyFlat *f, int cap);
 bool fly_flat_of(FlyAlgebra *A, const FlyLayout *L, FlyFlat *out);
 /* Appends a mode; "too many modes" past FLY_MAX_MODES or cap. */
 bool fly_flat_push(FlyAlgebra *A, FlyFlat *f, int64_t shape, int64_t stride);
+/* Appends a mode whose stride is stride@(the path of basis), or the integer
+ * stride when basis is NULL. */
+bool fly_flat_push_basis(FlyAlgebra *A, FlyFlat *f, int64_t shape, int64_t stride,
+                         const FlyTuple *basis);
+/* Whether two modes' strides point the same way: both integers, or basis
+ * elements of one path. */
+bool fly_flat_same_direction(const FlyFlat *f, int i, const FlyFlat *g, int j);
 /* n == 0 gives 1:0, n == 1 a leaf layout, else a flat sequence. */
 FlyLayout *fly_flat_layout(FlyAlgebra *A, const FlyFlat *f);
+
+/* ---- basis strides (fly_layout_basis.c) ---- */
+
+/* The coprofile of a stride (fly_layout_coprofile): 0 for integers. An
+ * error when its basis elements do not add up, or stand beside a nonzero
+ * integer. */
+FlyTuple *fly_stride_coprofile(FlyAlgebra *A, const FlyTuple *stride);
+/* The leaf of profile (in order) where basis element lands, -1 if none. */
+int fly_coprofile_slot(const FlyTuple *profile, const FlyTuple *basis);
+/* profile with its leaves replaced by v[0], v[1], ... */
+FlyTuple *fly_coprofile_fill(FlyAlgebra *A, const FlyTuple *profile, const int64_t *v);
+/* True for a layout of integer strides; else an error saying that op needs
+ * one (false without one for a NULL L). */
+bool fly_layout_needs_integers(FlyAlgebra *A, const char *op, const FlyLayout *L);
 
 FlyLayout *fly_layout_leaf(FlyAlgebra *A, int64_t shape, int64_t stride);
 /* The layout seen as a tuple of modes (a leaf is its own single mode). */

@@ -80,7 +80,8 @@ static bool sorted_modes_admissible(FlyAlgebra *A, const char *op, const FlyFlat
 FlyLayout *fly_layout_complement(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *cotarget) {
   FlyFlat f, out;
   int64_t target;
-  if (!L || !cotarget || !fly_tuple_product(A, cotarget, &target))
+  if (!L || !cotarget || !fly_layout_needs_integers(A, "complement", L) ||
+      !fly_tuple_product(A, cotarget, &target))
     return NULL;
   if (target < 1)
     return fly_fail(A, "complement: the cotarget %lld is not positive", (long long)target);
@@ -122,7 +123,8 @@ static int64_t *starts_of(FlyAlgebra *A, const FlyFlat *f) {
 
 FlyLayout *fly_layout_right_inverse(FlyAlgebra *A, const FlyLayout *L) {
   FlyFlat f, out;
-  if (!L || !flat_coalesced(A, L, &f, fly_layout_coalesce) || !fly_flat_init(A, &out, f.n))
+  if (!L || !fly_layout_needs_integers(A, "right_inverse", L) ||
+      !flat_coalesced(A, L, &f, fly_layout_coalesce) || !fly_flat_init(A, &out, f.n))
     return NULL;
   int64_t *start = starts_of(A, &f);
   int *idx = sort_by_stride(A, &f);
@@ -141,7 +143,8 @@ FlyLayout *fly_layout_right_inverse(FlyAlgebra *A, const FlyLayout *L) {
 
 FlyLayout *fly_layout_left_inverse(FlyAlgebra *A, const FlyLayout *L) {
   FlyFlat f, out;
-  if (!L || !flat_coalesced(A, L, &f, fly_layout_coalesce) || !fly_flat_init(A, &out, f.n + 1))
+  if (!L || !fly_layout_needs_integers(A, "left_inverse", L) ||
+      !flat_coalesced(A, L, &f, fly_layout_coalesce) || !fly_flat_init(A, &out, f.n + 1))
     return NULL;
   int64_t *start = starts_of(A, &f);
   int *idx = sort_by_stride(A, &f);

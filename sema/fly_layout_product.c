@@ -7,9 +7,10 @@
 #include "fly_layout_internal.h"
 
 static FlyLayout *product_by_layout(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B) {
-  int64_t size, cosize, reach;
-  if (!fly_layout_size(A, L, &size) || !fly_layout_cosize(A, B, &cosize) ||
-      !fly_mul(A, size, cosize, &reach))
+  int64_t size, cosize, reach; /* the complement of L needs integer strides */
+  if (!fly_layout_needs_integers(A, "logical_product", L) ||
+      !fly_layout_needs_integers(A, "logical_product", B) || !fly_layout_size(A, L, &size) ||
+      !fly_layout_cosize(A, B, &cosize) || !fly_mul(A, size, cosize, &reach))
     return NULL;
   FlyLayout *free_space = fly_layout_complement(A, L, fly_tuple_int(A, reach));
   return fly_layout_pair(A, fly_layout_raw(A, L->shape, L->stride),
@@ -35,7 +36,8 @@ FlyLayout *fly_layout_flat_product(FlyAlgebra *A, const FlyLayout *L, const FlyT
 /* Pad both to the same rank, take the product as whole layouts, and pair
  * the modes of the block with the modes of the repetition. */
 static FlyLayout *rank_product(FlyAlgebra *A, const FlyLayout *L, const FlyLayout *B, bool raked) {
-  if (!L || !B)
+  const char *op = raked ? "raked_product" : "blocked_product";
+  if (!L || !B || !fly_layout_needs_integers(A, op, L) || !fly_layout_needs_integers(A, op, B))
     return NULL;
   int r = fly_layout_rank(L) > fly_layout_rank(B) ? fly_layout_rank(L) : fly_layout_rank(B);
   FlyLayout *block = fly_layout_pad(A, L, r);

@@ -80,7 +80,7 @@ static bool has_unit_stride(const FlyTuple *d) {
 }
 
 FlyLayout *fly_layout_recast(FlyAlgebra *A, const FlyLayout *L, int old_bits, int new_bits) {
-  if (!L)
+  if (!L || !fly_layout_needs_integers(A, "recast", L))
     return NULL;
   if (old_bits < 1 || new_bits < 1)
     return fly_fail(A, "recast: element widths must be positive (got %d and %d bits)", old_bits,
@@ -129,7 +129,8 @@ static bool count_common(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *inv
 
 bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b,
                                   int64_t *out) {
-  if (!a || !b || A->failed)
+  if (!a || !b || A->failed || !fly_layout_needs_integers(A, "max_common_vector", a) ||
+      !fly_layout_needs_integers(A, "max_common_vector", b))
     return false;
   FlyLayout *inv_b = fly_layout_right_inverse(A, b);
   if (!inv_b)
@@ -144,6 +145,9 @@ bool fly_layout_max_common_vector(FlyAlgebra *A, const FlyLayout *a, const FlyLa
 }
 
 FlyLayout *fly_layout_max_common_layout(FlyAlgebra *A, const FlyLayout *a, const FlyLayout *b) {
+  if (!a || !b || !fly_layout_needs_integers(A, "max_common_layout", a) ||
+      !fly_layout_needs_integers(A, "max_common_layout", b))
+    return NULL;
   FlyLayout *inv_b = fly_layout_right_inverse(A, b);
   FlyLayout *first = fly_layout_get(A, common_prefix(A, a, inv_b), 0);
   if (!first)

@@ -1,10 +1,12 @@
 /* fly_layout_text.c — a recursive-descent reader for the canonical text of
  * tuples, layouts, tilers, swizzles and composed layouts.
  *
- *   value    = swizzle [ "o" int "o" item ] | item
+ *   value    = swizzle [ "o" int "o" item ] | item [ "o" atom "o" item ]
  *   swizzle  = "S" "<" int "," int "," int ">"
  *   item     = atom [ ":" atom ]                   (a ':' makes a layout)
- *   atom     = int | "_" | "(" [ item { "," item } ] ")"
+ *   atom     = int { "@" mode } | "_" | "(" [ item { "," item } ] ")"
+ *
+ * int@m@... is a basis element scaled by int (fly_tuple.h): 3@1, 1@0@1.
  *
  * The text is first read into a small syntax tree that remembers where each
  * piece started; turning that tree into a tuple, layout or tiler is a second
@@ -18,7 +20,7 @@
 #include "fly_layout_internal.h"
 #include "fly_strbuf.h"
 
-typedef enum { NODE_INT, NODE_UNDER, NODE_DYN, NODE_SEQ, NODE_LAYOUT } NodeKind;
+typedef enum { NODE_INT, NODE_UNDER, NODE_DYN, NODE_SEQ, NODE_LAYOUT, NODE_BASIS } NodeKind;
 
 typedef struct Node Node;
 struct Node {
@@ -28,6 +30,7 @@ struct Node {
   int n;
   Node **elem;          /* NODE_SEQ */
   Node *shape, *stride; /* NODE_LAYOUT */
+  int *modes;           /* NODE_BASIS: n modes as written, innermost first */
 };
 
 typedef struct Reader {
@@ -130,6 +133,30 @@ static bool read_int(Reader *r, int64_t *out) {
 
 static Node *read_item(Reader *r);
 
+/* The "@mode" parts after the scale n of a basis element. */
+static Node *read_basis(Reader *r, Node *n) {
+  n->kind = NODE_BASIS;
+  n->modes = fly_alloc(r->A, FLY_MAX_DEPTH * sizeof *n->modes);
+  if (!n->modes)
+    return NULL;
+  while (accept(r, '@')) {
+    int64_t m;
+    if (n->n >= FLY_MAX_DEPTH)
+      return fly_fail_at(r->A, n->pos, "basis elements nested too deeply (limit is %d modes)",
+                         FLY_MAX_DEPTH);
+    peek(r);
+    long at = (long)r->pos;
+    if (r->pos < r->len && r->text[r->pos] == '-')
+      return fly_fail_at(r->A, at, "a basis mode is a number from 0 to %d", FLY_MAX_MODES - 1);
+    if (!read_int(r, &m))
+      return NULL;
+    if (m >= FLY_MAX_MODES)
+      return fly_fail_at(r->A, at, "a basis mode is a number from 0 to %d", FLY_MAX_MODES - 1);
+    n->modes[n->n++] = (int)m;
+  }
+  return n;
+}
+
 static Node *read_seq(Reader *r) {
   long open = (long)r->pos;
   r->pos++; /* '(' */
@@ -186,7 +213,9 @@ static Node *read_atom(Reader *r) {
   }
   if (c == '-' || (c >= 0 && isdigit(c))) {
     Node *n = new_node(r, NODE_INT, pos);
-    return n && read_int(r, &n->value) ? n : NULL;
+    if (!n || !read_int(r, &n->value))
+      return NULL;
+    return peek(r) == '@' ? read_basis(r, n) : n;
   }
   return expected(r, "a number, '_' or '('");
 }
@@ -235,6 +264,14 @@ static FlyTuple *to_tuple(Reader *r, const Node *n, TupleRole role) {
     return fly_tuple_underscore(r->A);
   case NODE_DYN:
     return fly_tuple_dynamic(r->A, NULL);
+  case NODE_BASIS: {
+    if (role == AS_SHAPE)
+      return fly_fail_at(r->A, n->pos, "a basis element is a stride, not part of a shape");
+    int path[FLY_MAX_DEPTH];
+    for (int i = 0; i < n->n; i++) /* written innermost first, kept outermost first */
+      path[i] = n->modes[n->n - 1 - i];
+    return fly_tuple_basis(r->A, n->value, n->n, path);
+  }
   case NODE_LAYOUT:
     return fly_fail_at(r->A, n->pos, "a layout cannot be part of a %s",
                        role == AS_COORD   ? "tuple"
@@ -269,7 +306,10 @@ static FlyLayout *to_layout(Reader *r, const Node *n) {
     r->A->error_pos = n->shape->pos;
     return NULL;
   }
-  return fly_layout_make(r->A, shape, stride);
+  FlyLayout *L = fly_layout_make(r->A, shape, stride);
+  if (!L && fly_algebra_error_pos(r->A) < 0) /* basis elements that do not add up */
+    r->A->error_pos = n->stride->pos;
+  return L;
 }
 
 static FlyTiler *to_tiler(Reader *r, const Node *n) {
@@ -282,6 +322,8 @@ static FlyTiler *to_tiler(Reader *r, const Node *n) {
     return fly_tiler_underscore(r->A);
   case NODE_DYN: /* patterns are tuples and layouts only */
     return fly_fail_at(r->A, n->pos, "a tiler is static");
+  case NODE_BASIS:
+    return fly_fail_at(r->A, n->pos, "a basis element is a stride, not a tile: write n:1@0");
   case NODE_LAYOUT:
     return fly_tiler_layout(r->A, to_layout(r, n));
   case NODE_SEQ:
@@ -400,18 +442,35 @@ static bool accept_compose(Reader *r) {
   return true;
 }
 
-static FlyComposed *read_composed_rest(Reader *r, FlySwizzle s) {
-  int64_t offset;
+/* "o offset o layout" after a swizzle, or after a layout (inner != NULL),
+ * whose offset may be a coordinate. */
+static FlyComposed *read_composed_rest(Reader *r, FlySwizzle s, FlyLayout *inner) {
+  int64_t offset = 0;
+  FlyTuple *crd = NULL;
   if (!accept_compose(r))
-    return expected(r, "'o' after the swizzle");
+    return expected(r, inner ? "'o' after the layout" : "'o' after the swizzle");
   peek(r);
-  if (!read_int(r, &offset))
+  long at = (long)r->pos;
+  if (inner) {
+    Node *o = read_atom(r);
+    if (!o || !(crd = to_tuple(r, o, AS_COORD)))
+      return NULL;
+  } else if (!read_int(r, &offset)) {
     return NULL;
+  }
   if (!accept_compose(r))
     return expected(r, "'o' after the offset");
+  peek(r);
+  long outer_at = (long)r->pos;
   Node *n = read_whole_item(r);
   FlyLayout *L = n ? to_layout(r, n) : NULL;
-  return L ? fly_composed_make(r->A, s, offset, L) : NULL;
+  if (!L)
+    return NULL;
+  FlyComposed *C =
+      inner ? fly_composed_make_layout(r->A, inner, crd, L) : fly_composed_make(r->A, s, offset, L);
+  if (!C && fly_algebra_error_pos(r->A) < 0) /* an offset or layout that does not fit */
+    r->A->error_pos = inner ? at : outer_at;
+  return C;
 }
 
 bool fly_parse_swizzle(FlyAlgebra *A, const char *text, size_t len, FlySwizzle *out) {
@@ -422,9 +481,16 @@ bool fly_parse_swizzle(FlyAlgebra *A, const char *text, size_t len, FlySwizzle *
 
 FlyComposed *fly_parse_composed(FlyAlgebra *A, const char *text, size_t len) {
   Reader r;
-  FlySwizzle s;
+  FlySwizzle s = {0, 0, 0};
   start(&r, A, text, len);
-  return read_swizzle(&r, &s) ? read_composed_rest(&r, s) : NULL;
+  int c = peek(&r);
+  if (c == 'S')
+    return read_swizzle(&r, &s) ? read_composed_rest(&r, s, NULL) : NULL;
+  if (c != '(' && c != '-' && !(c >= 0 && isdigit(c)))
+    return expected(&r, "a swizzle S<B,M,S> or a layout");
+  Node *n = read_item(&r);
+  FlyLayout *inner = n ? to_layout(&r, n) : NULL;
+  return inner ? read_composed_rest(&r, s, inner) : NULL;
 }
 
 bool fly_parse_value(FlyAlgebra *A, const char *text, size_t len, FlyValue *out) {
@@ -440,10 +506,16 @@ bool fly_parse_value(FlyAlgebra *A, const char *text, size_t len, FlyValue *out)
       return true;
     }
     out->kind = FLY_VALUE_COMPOSED;
-    return (out->as.composed = read_composed_rest(&r, s)) != NULL;
+    return (out->as.composed = read_composed_rest(&r, s, NULL)) != NULL;
   }
-  Node *n = read_whole_item(&r);
-  if (!n)
+  Node *n = read_item(&r);
+  if (n && n->kind == NODE_LAYOUT && peek(&r) == 'o') { /* layout o offset o layout */
+    FlyLayout *inner = to_layout(&r, n);
+    FlySwizzle none = {0, 0, 0};
+    out->kind = FLY_VALUE_COMPOSED;
+    return inner && (out->as.composed = read_composed_rest(&r, none, inner)) != NULL;
+  }
+  if (!n || !at_end(&r))
     return false;
   if (n->kind == NODE_LAYOUT) {
     out->kind = FLY_VALUE_LAYOUT;

@@ -4,7 +4,7 @@
  *   layout    8:1   (8,16):(1,8)   (4,(2,3)):(1,(4,8))   strides may be 0 or negative
  *   tiler     _   4   4:2   (4:1,8:2)   ((2,2):(1,4),_)
  *   swizzle   S<3,3,3>
- *   composed  S<3,3,3> o 0 o (8,8):(8,1)
+ *   composed  S<3,3,3> o 0 o (8,8):(8,1)   (8,8):(8,1) o (2,0) o (4,4):(1@0,1@1)
  *
  * Blanks between tokens are accepted; printing never emits them except the
  * " o " of composed layouts. Errors give the byte offset of the offending

@@ -1,4 +1,4 @@
-/* fly_swizzle.c — swizzle functions and swizzle o offset o layout. */
+/* fly_swizzle.c — swizzle functions (composed layouts: fly_composed.c). */
 #include "fly_swizzle.h"
 
 #include "fly_layout_internal.h"
@@ -68,72 +68,6 @@ bool fly_swizzle_recast(FlyAlgebra *A, FlySwizzle s, int old_bits, int new_bits,
   return fly_swizzle_make(A, s.bits + base > 0 ? s.bits + base : 0, 0, s.shift, out);
 }
 
-FlyComposed *fly_composed_make(FlyAlgebra *A, FlySwizzle s, int64_t offset, FlyLayout *L) {
-  if (!L)
-    return NULL;
-  FlySwizzle checked;
-  if (!fly_swizzle_make(A, s.bits, s.base, s.shift, &checked))
-    return NULL;
-  FlyComposed *C = fly_alloc(A, sizeof *C);
-  if (C) {
-    C->swizzle = checked;
-    C->offset = offset;
-    C->layout = L;
-  }
-  return C;
-}
-
-static bool finish(FlyAlgebra *A, const FlyComposed *C, int64_t inner, int64_t *out) {
-  int64_t x;
-  if (!fly_add(A, C->offset, inner, &x))
-    return false;
-  *out = fly_swizzle_apply(C->swizzle, x);
-  return true;
-}
-
-bool fly_composed_crd2idx(FlyAlgebra *A, const FlyTuple *coord, const FlyComposed *C,
-                          int64_t *out) {
-  int64_t inner;
-  return C && fly_layout_crd2idx(A, coord, C->layout, &inner) && finish(A, C, inner, out);
-}
-
-bool fly_composed_eval(FlyAlgebra *A, const FlyComposed *C, int64_t i, int64_t *out) {
-  int64_t inner;
-  return C && fly_layout_eval(A, C->layout, i, &inner) && finish(A, C, inner, out);
-}
-
-FlyComposed *fly_composed_slice(FlyAlgebra *A, const FlyTuple *coord, const FlyComposed *C) {
-  if (!C)
-    return NULL;
-  int64_t part, offset;
-  FlyLayout *rest = fly_layout_slice(A, coord, C->layout, &part);
-  if (!rest || !fly_add(A, C->offset, part, &offset))
-    return NULL;
-  return fly_composed_make(A, C->swizzle, offset, rest);
-}
-
-FlyComposed *fly_composed_with_layout(FlyAlgebra *A, const FlyComposed *C, FlyLayout *L) {
-  if (!C)
-    return NULL;
-  return fly_composed_make(A, C->swizzle, C->offset, L);
-}
-
-FlyComposed *fly_composed_recast(FlyAlgebra *A, const FlyComposed *C, int old_bits, int new_bits) {
-  if (!C)
-    return NULL;
-  FlySwizzle s;
-  if (!fly_swizzle_recast(A, C->swizzle, old_bits, new_bits, &s))
-    return NULL;
-  int64_t scaled;
-  if (!fly_mul(A, C->offset, old_bits, &scaled))
-    return NULL;
-  if (scaled % new_bits != 0)
-    return fly_fail(A, "recast: offset %lld is not a whole number of %d-bit elements",
-                    (long long)C->offset, new_bits);
-  return fly_composed_make(A, s, scaled / new_bits,
-                           fly_layout_recast(A, C->layout, old_bits, new_bits));
-}
-
 char *fly_swizzle_str(FlyAlgebra *A, FlySwizzle s) {
   FlyStrBuf sb;
   fly_sb_init(&sb, A);
@@ -144,21 +78,5 @@ char *fly_swizzle_str(FlyAlgebra *A, FlySwizzle s) {
   fly_sb_putc(&sb, ',');
   fly_sb_int(&sb, s.shift);
   fly_sb_putc(&sb, '>');
-  return fly_sb_finish(&sb);
-}
-
-char *fly_composed_str(FlyAlgebra *A, const FlyComposed *C) {
-  if (!C)
-    return NULL;
-  char *sw = fly_swizzle_str(A, C->swizzle), *l = fly_layout_str(A, C->layout);
-  if (!sw || !l)
-    return NULL;
-  FlyStrBuf sb;
-  fly_sb_init(&sb, A);
-  fly_sb_puts(&sb, sw);
-  fly_sb_puts(&sb, " o ");
-  fly_sb_int(&sb, C->offset);
-  fly_sb_puts(&sb, " o ");
-  fly_sb_puts(&sb, l);
   return fly_sb_finish(&sb);
 }

@@ -47,14 +47,27 @@ FlySym fly_sym_rem(const FlySymOps *o, FlySym x, FlySym y);
 /* The number of elements of a shape. */
 FlySym fly_sym_size(const FlySymOps *o, const FlyTuple *shape);
 /* Where a 1-D index into a whole mode lands: shape and stride are one
-   mode's (congruent). */
+   mode's (congruent), the stride's leaves integers or `?`. */
 FlySym fly_sym_index(const FlySymOps *o, FlySym idx, const FlyTuple *shape, const FlyTuple *stride);
 /* Where coordinate crd lands: a tuple congruent to a prefix of shape whose
    leaves are integers, `?` (with handles), `_` (contributing nothing) or a
    1-D index for a whole mode; CuTe's crd2idx. False when crd has more
-   modes than shape. */
+   modes than shape, or when a stride is a basis element (use
+   fly_sym_crd2coord). */
 bool fly_sym_crd2idx(const FlySymOps *o, const FlyTuple *crd, const FlyTuple *shape,
                      const FlyTuple *stride, FlySym *out);
+/* The same for a layout whose strides may be basis elements (fly_tuple.h),
+   whose value is a coordinate: profile is the layout's coprofile
+   (fly_layout_coprofile, e.g. (0,0) for (?,?):(1@0,1@1)), and out[k]
+   receives the k-th leaf of the coordinate, one per leaf of profile (at most
+   cap are stored). Beside basis elements integer strides are 0; with an
+   integer profile (0) this is fly_sym_crd2idx, its one value in out[0].
+   Returns the number of leaves of profile, or -1 when crd has more modes
+   than shape or a stride has no place in profile (a `?` stride beside basis
+   elements included). So the identity tensor's element at a runtime
+   coordinate c is the coordinate c itself, c's leaves in out. */
+int fly_sym_crd2coord(const FlySymOps *o, const FlyTuple *crd, const FlyTuple *shape,
+                      const FlyTuple *stride, const FlyTuple *profile, FlySym *out, int cap);
 /* The column-major coordinate of index idx in shape, as its leaves in order
    (out[cap]); returns the number of leaves. */
 int fly_sym_idx2crd(const FlySymOps *o, FlySym idx, const FlyTuple *shape, FlySym *out, int cap);

@@ -52,6 +52,37 @@ FlyTuple *fly_tuple_pair(FlyAlgebra *A, FlyTuple *a, FlyTuple *b) {
   return fly_tuple_seq(A, 2, e);
 }
 
+FlyTuple *fly_tuple_basis(FlyAlgebra *A, int64_t scale, int n, const int *modes) {
+  if (n < 1 || n > FLY_MAX_DEPTH)
+    return fly_fail(A, "a basis element has a path of 1 to %d modes, not %d", FLY_MAX_DEPTH, n);
+  for (int i = 0; i < n; i++)
+    if (modes[i] < 0 || modes[i] >= FLY_MAX_MODES)
+      return fly_fail(A, "basis mode %d is out of range (0 to %d)", modes[i], FLY_MAX_MODES - 1);
+  FlyTuple *t = new_tuple(A, FLY_TUPLE_BASIS);
+  int *path = fly_alloc(A, (size_t)n * sizeof *path);
+  if (!t || !path)
+    return NULL;
+  memcpy(path, modes, (size_t)n * sizeof *path);
+  t->value = scale;
+  t->nmodes = n;
+  t->modes = path;
+  return t;
+}
+
+bool fly_tuple_has_basis(const FlyTuple *t) {
+  if (t->kind == FLY_TUPLE_BASIS)
+    return true;
+  for (int i = 0; t->kind == FLY_TUPLE_SEQ && i < t->n; i++)
+    if (fly_tuple_has_basis(t->elem[i]))
+      return true;
+  return false;
+}
+
+bool fly_tuple_same_basis(const FlyTuple *a, const FlyTuple *b) {
+  return a->kind == FLY_TUPLE_BASIS && b->kind == FLY_TUPLE_BASIS && a->nmodes == b->nmodes &&
+         memcmp(a->modes, b->modes, (size_t)a->nmodes * sizeof *a->modes) == 0;
+}
+
 int fly_tuple_rank(const FlyTuple *t) { return t->kind == FLY_TUPLE_SEQ ? t->n : 1; }
 
 int fly_tuple_depth(const FlyTuple *t) {
@@ -85,6 +116,9 @@ bool fly_tuple_product(FlyAlgebra *A, const FlyTuple *t, int64_t *out) {
     return false;
   case FLY_TUPLE_DYNAMIC:
     fly_fail(A, "'?' is known only when the kernel runs");
+    return false;
+  case FLY_TUPLE_BASIS:
+    fly_fail(A, "a basis element such as %s is a stride, not a size", fly_tuple_str(A, t));
     return false;
   case FLY_TUPLE_SEQ:
     break;
@@ -146,6 +180,8 @@ bool fly_tuple_equal(const FlyTuple *a, const FlyTuple *b) {
     return true;
   if (a->kind == FLY_TUPLE_DYNAMIC)
     return a->sym == b->sym;
+  if (a->kind == FLY_TUPLE_BASIS)
+    return a->value == b->value && fly_tuple_same_basis(a, b);
   if (a->n != b->n)
     return false;
   for (int i = 0; i < a->n; i++)
@@ -316,6 +352,13 @@ static void put_tuple(FlyStrBuf *sb, const FlyTuple *t) {
     return;
   case FLY_TUPLE_DYNAMIC:
     fly_sb_putc(sb, '?');
+    return;
+  case FLY_TUPLE_BASIS: /* CuTe prints the innermost mode first: E<1,0> is 1@0@1 */
+    fly_sb_int(sb, t->value);
+    for (int i = t->nmodes - 1; i >= 0; i--) {
+      fly_sb_putc(sb, '@');
+      fly_sb_int(sb, t->modes[i]);
+    }
     return;
   case FLY_TUPLE_SEQ:
     fly_sb_putc(sb, '(');

@@ -223,15 +223,16 @@ static bool op_flatten(Call *c) {
   return any_layout_arg(c, 0, &x) && print_like(c, &x, fly_layout_flatten(&c->A, x.layout));
 }
 
+/* An integer, or the coordinate a layout with basis strides gives. */
 static bool op_crd2idx(Call *c) {
   AnyLayout x;
   FlyTuple *crd = tuple_arg(c, 0);
   int64_t idx = 0;
   if (!crd || !any_layout_arg(c, 1, &x))
     return false;
-  bool ok = x.composed ? fly_composed_crd2idx(&c->A, crd, x.composed, &idx)
-                       : fly_layout_crd2idx(&c->A, crd, x.layout, &idx);
-  if (!ok)
+  if (!x.composed)
+    return print_str(fly_tuple_str(&c->A, fly_layout_value(&c->A, crd, x.layout)));
+  if (!fly_composed_crd2idx(&c->A, crd, x.composed, &idx))
     return false;
   return print_int(idx);
 }
@@ -251,12 +252,12 @@ static bool op_slice(Call *c) {
     return false;
   if (x.composed)
     return print_str(fly_composed_str(&c->A, fly_composed_slice(&c->A, crd, x.composed)));
-  int64_t offset = 0;
-  FlyLayout *L = fly_layout_slice(&c->A, crd, x.layout, &offset);
-  char *s = fly_layout_str(&c->A, L);
-  if (s)
-    printf("%s  offset %" PRId64 "\n", s, offset);
-  return s != NULL;
+  FlyTuple *offset = NULL;
+  FlyLayout *L = fly_layout_slice_and_offset(&c->A, crd, x.layout, &offset);
+  char *s = fly_layout_str(&c->A, L), *o = s ? fly_tuple_str(&c->A, offset) : NULL;
+  if (o)
+    printf("%s  offset %s\n", s, o);
+  return o != NULL;
 }
 
 static bool op_dice(Call *c) {
@@ -368,14 +369,103 @@ static bool op_ordered(Call *c) {
   return order && print_layout(c, fly_layout_ordered(&c->A, shape, order));
 }
 
-/* One cell of the grid: the index of coordinate (row, col). */
-static bool cell(Call *c, const AnyLayout *x, int rank, int64_t row, int64_t col, int64_t *out) {
+/* ---- coordinates as values, tuples, layouts after others ------------------------ */
+
+static bool op_identity(Call *c) {
+  return print_layout(c, fly_layout_identity(&c->A, tuple_arg(c, 0)));
+}
+
+static bool op_basis_like(Call *c) {
+  return print_str(fly_tuple_str(&c->A, fly_tuple_basis_like(&c->A, tuple_arg(c, 0))));
+}
+
+static bool op_coshape(Call *c) {
+  return print_str(fly_tuple_str(&c->A, fly_layout_coshape(&c->A, layout_arg(c, 0))));
+}
+
+typedef FlyTuple *(*TupleOp)(FlyAlgebra *, const FlyTuple *, const FlyTuple *);
+
+static bool with_tuples(Call *c, TupleOp f) {
+  FlyTuple *a = tuple_arg(c, 0), *b = a ? tuple_arg(c, 1) : NULL;
+  return b && print_str(fly_tuple_str(&c->A, f(&c->A, a, b)));
+}
+
+static bool arith(Call *c, FlyArith op) {
+  FlyTuple *a = tuple_arg(c, 0), *b = a ? tuple_arg(c, 1) : NULL;
+  return b && print_str(fly_tuple_str(&c->A, fly_tuple_arith(&c->A, op, a, b)));
+}
+
+static bool op_add(Call *c) { return arith(c, FLY_ARITH_ADD); }
+static bool op_sub(Call *c) { return arith(c, FLY_ARITH_SUB); }
+static bool op_mul(Call *c) { return arith(c, FLY_ARITH_MUL); }
+static bool op_div(Call *c) { return arith(c, FLY_ARITH_DIV); }
+static bool op_mod(Call *c) { return arith(c, FLY_ARITH_MOD); }
+static bool op_ceil_div(Call *c) { return with_tuples(c, fly_tuple_ceil_div_tuple); }
+static bool op_shape_div(Call *c) { return with_tuples(c, fly_tuple_shape_div); }
+
+static bool op_elem_less(Call *c) {
+  FlyTuple *a = tuple_arg(c, 0), *b = a ? tuple_arg(c, 1) : NULL;
+  bool less;
+  if (!b || !fly_tuple_elem_less(&c->A, a, b, &less))
+    return false;
+  return print_str(less ? "true" : "false");
+}
+
+static bool op_product_each(Call *c) {
+  return print_str(fly_tuple_str(&c->A, fly_tuple_product_each(&c->A, tuple_arg(c, 0))));
+}
+
+static bool op_take(Call *c) {
+  AnyLayout x;
+  int b, e;
+  return any_layout_arg(c, 0, &x) && small_int_arg(c, 1, &b) && small_int_arg(c, 2, &e) &&
+         print_like(c, &x, fly_layout_take(&c->A, x.layout, b, e));
+}
+
+static bool op_layout_like(Call *c) {
+  return print_layout(c, fly_layout_like(&c->A, layout_arg(c, 0)));
+}
+
+static bool op_fragment_like(Call *c) {
+  return print_layout(c, fly_layout_fragment_like(&c->A, layout_arg(c, 0)));
+}
+
+static bool op_tile_to_shape(Call *c) {
+  FlyLayout *L = layout_arg(c, 0);
+  FlyTuple *target = L ? tuple_arg(c, 1) : NULL, *order = NULL;
+  if (!target || (c->argc > 2 && !(order = tuple_arg(c, 2))))
+    return false;
+  return print_layout(c, fly_layout_tile_to_shape(&c->A, L, target, order));
+}
+
+typedef FlyTuple *(*CoordOp)(FlyAlgebra *, const FlyLayout *, int64_t);
+
+static bool with_index(Call *c, CoordOp f) {
+  int64_t i;
+  if (!int_arg(c, 0, &i))
+    return false;
+  FlyLayout *L = layout_arg(c, 1);
+  return L && print_str(fly_tuple_str(&c->A, f(&c->A, L, i)));
+}
+
+static bool op_hier_coord(Call *c) { return with_index(c, fly_layout_hier_coord); }
+static bool op_flat_coord(Call *c) { return with_index(c, fly_layout_flat_coord); }
+
+static bool op_1d_coord(Call *c) {
+  int64_t i, v;
+  FlyLayout *L = int_arg(c, 0, &i) ? layout_arg(c, 1) : NULL;
+  return L && fly_layout_1d_coord(&c->A, L, i, &v) && print_int(v);
+}
+
+/* One cell of the grid: the value at coordinate (row, col), an index or,
+ * for basis strides, a coordinate. */
+static char *cell(Call *c, const AnyLayout *x, int rank, int64_t row, int64_t col) {
   FlyTuple *crd = fly_tuple_int(&c->A, row);
   if (rank == 2)
     crd = fly_tuple_pair(&c->A, crd, fly_tuple_int(&c->A, col));
   if (x->composed)
-    return fly_composed_crd2idx(&c->A, crd, x->composed, out);
-  return fly_layout_crd2idx(&c->A, crd, x->layout, out);
+    return fly_tuple_str(&c->A, fly_composed_value(&c->A, crd, x->composed));
+  return fly_tuple_str(&c->A, fly_layout_value(&c->A, crd, x->layout));
 }
 
 /* The layout as a grid, as CuTe's print_layout draws it: rows are the first
@@ -401,20 +491,24 @@ static bool op_table(Call *c) {
              TABLE_CELLS_MAX);
     return false;
   }
-  if (!print_str(arg(c, 0)))
+  char **text = fly_alloc(&c->A, (size_t)cells * sizeof *text);
+  int width = 4;
+  for (int64_t k = 0; text && k < cells; k++) {
+    if (!(text[k] = cell(c, &x, rank, k % rows, k / rows)))
+      return false;
+    if ((int)strlen(text[k]) > width)
+      width = (int)strlen(text[k]);
+  }
+  if (!text || !print_str(arg(c, 0)))
     return false;
   printf("    ");
   for (int64_t j = 0; j < cols; j++)
-    printf(" %4" PRId64, j);
+    printf(" %*" PRId64, width, j);
   printf("\n");
   for (int64_t i = 0; i < rows; i++) {
     printf("%4" PRId64, i);
-    for (int64_t j = 0; j < cols; j++) {
-      int64_t v;
-      if (!cell(c, &x, rank, i, j, &v))
-        return false;
-      printf(" %4" PRId64, v);
-    }
+    for (int64_t j = 0; j < cols; j++)
+      printf(" %*s", width, text[i + rows * j]);
     printf("\n");
   }
   return true;
@@ -462,6 +556,25 @@ static const Op OPS[] = {
     {"row_major", 1, 1, "SHAPE", "compact row-major layout", op_row_major},
     {"ordered", 2, 2, "SHAPE ORDER", "compact layout, modes ordered by ORDER", op_ordered},
     {"table", 1, 1, "L", "draw a rank-1 or rank-2 layout as a grid", op_table},
+    {"identity", 1, 1, "SHAPE", "the identity layout: basis strides 1@0, 1@1, ...", op_identity},
+    {"basis_like", 1, 1, "SHAPE", "the basis elements of the modes of SHAPE", op_basis_like},
+    {"coshape", 1, 1, "L", "one past the largest value of each leaf of L's values", op_coshape},
+    {"add", 2, 2, "A B", "A + B, leaf by leaf (basis elements as coordinates)", op_add},
+    {"sub", 2, 2, "A B", "A - B, leaf by leaf", op_sub},
+    {"mul", 2, 2, "A B", "A * B, leaf by leaf (an integer scales a basis element)", op_mul},
+    {"div", 2, 2, "A B", "A / B, leaf by leaf, truncating", op_div},
+    {"mod", 2, 2, "A B", "A % B, leaf by leaf", op_mod},
+    {"ceil_div", 2, 2, "A B", "CuTe's ceil_div of tuples", op_ceil_div},
+    {"shape_div", 2, 2, "A B", "CuTe's shape_div: ceil_div of dividing shapes", op_shape_div},
+    {"elem_less", 2, 2, "A B", "A < B at every leaf", op_elem_less},
+    {"product_each", 1, 1, "T", "the product of each mode", op_product_each},
+    {"take", 3, 3, "L B E", "modes [B,E)", op_take},
+    {"layout_like", 1, 1, "L", "compact, strides in the order of L's", op_layout_like},
+    {"fragment_like", 1, 1, "L", "registers for a tile like L", op_fragment_like},
+    {"tile_to_shape", 2, 3, "L SHAPE [ORDER]", "L repeated to SHAPE", op_tile_to_shape},
+    {"get_hier_coord", 2, 2, "I L", "the coordinate where compact L gives I", op_hier_coord},
+    {"get_flat_coord", 2, 2, "I L", "that coordinate, one integer per mode", op_flat_coord},
+    {"get_1d_coord", 2, 2, "I L", "that coordinate as one integer", op_1d_coord},
 };
 enum { OP_COUNT = sizeof OPS / sizeof OPS[0] };
 
@@ -473,6 +586,7 @@ static void usage(FILE *out) {
         "\n"
         "Arguments use CuTe's notation: 8:1  (8,16):(1,8)  (4,(2,3)):(1,(4,8))\n"
         "tilers (4:1,_)  coordinates (2,_)  swizzles S<3,3,3> o 0 o (8,8):(8,1)\n"
+        "basis strides (4,3):(1@0,1@1)\n"
         "\n"
         "Operations:\n",
         out);
@@ -536,6 +650,7 @@ static const char *const DEMO[][4] = {
     {"recast", "(8,16):(1,8)", "16", "32"},
     {"table", "(4,8):(8,1)"},
     {"table", "S<2,0,2> o 0 o (4,4):(4,1)"},
+    {"zipped_divide", "(8,6):(1@0,1@1)", "(2,3)"},
 };
 
 static int demo(void) {

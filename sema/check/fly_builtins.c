@@ -282,6 +282,8 @@ FlyTuple *fly_val_to_tuple(FlyInterp *I, const FlyVal *v, const FlyNode *at, con
     return fly_tuple_int(&I->A, v->i);
   case FLY_V_UNDERSCORE:
     return fly_tuple_underscore(&I->A);
+  case FLY_V_BASIS:
+    return (FlyTuple *)v->basis;
   case FLY_V_TUPLE: {
     if (v->n > FLY_MAX_MODES) {
       fly_err(I, at, "too many modes (limit is %d)", FLY_MAX_MODES);
@@ -315,6 +317,12 @@ const FlyVal *fly_tuple_to_val(FlyInterp *I, const FlyTuple *t) {
     return fly_val_int(&I->A, t->value, NULL);
   if (t->kind == FLY_TUPLE_UNDERSCORE)
     return fly_val_underscore();
+  if (t->kind == FLY_TUPLE_BASIS) {
+    FlyVal *v = fly_val_new(&I->A, FLY_V_BASIS);
+    if (v)
+      v->basis = t;
+    return v;
+  }
   const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(t->n ? t->n : 1));
   if (!e)
     return NULL;

@@ -73,6 +73,9 @@ const FlyLayout *fly_tensor_probe(FlyInterp *I, const FlyTensor *t, FlyProbe *p)
 const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayout *R,
                                  const FlyProbe *p, const FlyNode *at);
 
+/* ceil_div(a, b) of tuples, CuTe's (fly_builtins_algebra.c). */
+const FlyVal *fly_ceil_div_tuples(FlyInterp *I, const FlyArgs *a);
+
 /* ---- tensors (fly_builtins_tensor.c) ---- */
 
 /* composition(t, L) and recast(t, T): views of a tensor's memory. */

@@ -244,15 +244,27 @@ static const FlyVal *runtime_i32(FlyInterp *I, const FlyNode *at, const char *wh
 const FlyVal *fly_builtin_crd2idx(FlyInterp *I, const FlyArgs *a) {
   if (!fly_val_is_static(a->v[0]) && a->v[1]->kind == FLY_V_LAYOUT) {
     /* A runtime coordinate in a static layout: computed on the GPU. */
+    if (fly_layout_has_basis(a->v[1]->layout))
+      return fly_err(I, a->node[1],
+                     "crd2idx of a runtime coordinate takes a layout of integer strides; %s "
+                     "gives coordinates",
+                     fly_layout_str(&I->A, a->v[1]->layout));
     if (!runtime_coord_fits(I, a->v[0], a->v[1]->layout->shape, a->node[0]))
       return NULL;
     return fly_emit_value(I, runtime_i32(I, a->node[0], "a runtime coordinate"), FLY_OPCODE_CRD2IDX,
                           2, a->v, a->call);
   }
   FlyTuple *c = T_arg(I, a, 0, "a coordinate");
+  if (c && a->v[1]->kind == FLY_V_COMPOSED) {
+    FlyTuple *v = fly_composed_value(&I->A, c, a->v[1]->composed);
+    return v ? fly_tuple_to_val(I, v) : fly_err_algebra(I, a->call);
+  }
   const FlyLayout *L = c ? L_arg(I, a, 1) : NULL;
-  int64_t idx;
-  return L ? INT_RESULT(fly_layout_crd2idx(&I->A, c, L, &idx), idx) : NULL;
+  if (!L)
+    return NULL;
+  /* An integer, or the coordinate of a layout of basis strides. */
+  FlyTuple *v = fly_layout_value(&I->A, c, L);
+  return v ? fly_tuple_to_val(I, v) : fly_err_algebra(I, a->call);
 }
 
 static bool positive_leaves(const FlyTuple *t) {
@@ -322,8 +334,7 @@ const FlyVal *fly_builtin_slice(FlyInterp *I, const FlyArgs *a) {
     return fly_err(I, a->call, "slice takes a coordinate and a layout: slice((_, 2), L)");
   FlyTuple *c = T_arg(I, a, 0, "a coordinate");
   const FlyLayout *L = c ? L_arg(I, a, 1) : NULL;
-  int64_t offset;
-  return L ? layout_result(I, fly_layout_slice(&I->A, c, L, &offset), a) : NULL;
+  return L ? layout_result(I, fly_layout_slice(&I->A, c, L, NULL), a) : NULL;
 }
 
 const FlyVal *fly_builtin_dice(FlyInterp *I, const FlyArgs *a) {
@@ -590,4 +601,297 @@ const FlyVal *fly_builtin_tv_layout(FlyInterp *I, const FlyArgs *a) {
     r->object.tv = tv;
   }
   return r;
+}
+
+/* ---- tuple arithmetic ------------------------------------------------------------------ */
+
+static bool is_sum(FlyOp op) { return op == FLY_OP_ADD || op == FLY_OP_SUB; }
+
+/* CuTe's as_arithmetic_tuple: each basis element as the coordinate it is. */
+static const FlyVal *as_coords(FlyInterp *I, const FlyVal *v) {
+  if (v->kind == FLY_V_BASIS)
+    return fly_tuple_to_val(I, fly_tuple_as_coord(&I->A, v->basis));
+  if (v->kind != FLY_V_TUPLE)
+    return v;
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(v->n ? v->n : 1));
+  if (!e)
+    return NULL;
+  for (int i = 0; i < v->n; i++)
+    if (!(e[i] = as_coords(I, v->elems[i])))
+      return NULL;
+  return fly_val_tuple(&I->A, v->n, e);
+}
+
+/* a op b between leaves: numbers by the operator, a basis element scaled
+ * by a static integer. */
+static const FlyVal *leaf_op(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *b,
+                             const FlyNode *at) {
+  if (a->kind != FLY_V_BASIS && b->kind != FLY_V_BASIS)
+    return fly_binary(I, op, a, b, at);
+  const FlyVal *e = a->kind == FLY_V_BASIS ? a : b, *k = e == a ? b : a;
+  bool scale = op == FLY_OP_MUL || (op == FLY_OP_DIV && e == a);
+  if (!scale || k->kind != FLY_V_INT)
+    return fly_err(I, at,
+                   "'%s' of %s and %s: a basis element is scaled by an integer (* or /) or added "
+                   "to coordinates (+, -), nothing else",
+                   fly_op_spelling(op), fly_val_str_canonical(&I->A, a),
+                   fly_val_str_canonical(&I->A, b));
+  FlyTuple *x = fly_val_to_tuple(I, a, at, "an operand"),
+           *y = fly_val_to_tuple(I, b, at, "an operand");
+  FlyTuple *r = x && y
+                    ? fly_tuple_arith(&I->A, op == FLY_OP_MUL ? FLY_ARITH_MUL : FLY_ARITH_DIV, x, y)
+                    : NULL;
+  return r ? fly_tuple_to_val(I, r) : x && y ? fly_err_algebra(I, at) : NULL;
+}
+
+/* Leaf by leaf: tuples of the same modes (for + and -, missing modes are
+   0); an operand that is not a tuple applies to every leaf (`spread`), but
+   inside two tuples a leaf meets only a leaf. */
+static const FlyVal *leafwise(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *b,
+                              const FlyNode *at, bool spread) {
+  bool ta = a->kind == FLY_V_TUPLE, tb = b->kind == FLY_V_TUPLE;
+  if (!ta && !tb)
+    return leaf_op(I, op, a, b, at);
+  const FlyVal *leaf = ta ? b : a;
+  if (ta != tb && !spread && !(is_sum(op) && leaf->kind == FLY_V_INT && leaf->i == 0))
+    return fly_err(I, at, "'%s' of %s and %s: a number where the other has a tuple",
+                   fly_op_spelling(op), fly_val_str_canonical(&I->A, a),
+                   fly_val_str_canonical(&I->A, b));
+  int n = ta ? a->n : b->n;
+  if (ta && tb && a->n != b->n) {
+    if (!is_sum(op))
+      return fly_err(I, at, "'%s' of %s and %s: the tuples do not have the same modes",
+                     fly_op_spelling(op), fly_val_str_canonical(&I->A, a),
+                     fly_val_str_canonical(&I->A, b));
+    n = a->n > b->n ? a->n : b->n;
+  }
+  const FlyVal **e = fly_alloc(&I->A, sizeof *e * (size_t)(n ? n : 1));
+  const FlyVal *zero = fly_val_int(&I->A, 0, NULL);
+  if (!e || !zero)
+    return NULL;
+  for (int i = 0; i < n; i++) {
+    const FlyVal *x = !ta ? a : i < a->n ? a->elems[i] : zero;
+    const FlyVal *y = !tb ? b : i < b->n ? b->elems[i] : zero;
+    if (!(e[i] = leafwise(I, op, x, y, at, spread || ta != tb)))
+      return NULL;
+  }
+  return fly_val_tuple(&I->A, n, e);
+}
+
+const FlyVal *fly_tuple_binary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *b,
+                               const FlyNode *at) {
+  if (op >= FLY_OP_LT && op <= FLY_OP_GE)
+    return fly_err(I, at, "'%s' compares numbers; compare tuples leaf by leaf with elem_less(a, b)",
+                   fly_op_spelling(op));
+  if (op != FLY_OP_ADD && op != FLY_OP_SUB && op != FLY_OP_MUL && op != FLY_OP_DIV &&
+      op != FLY_OP_MOD)
+    return fly_err(
+        I, at, "'%s' takes numbers, not %s", fly_op_spelling(op),
+        fly_val_describe(&I->A, a->kind == FLY_V_TUPLE || a->kind == FLY_V_BASIS ? a : b));
+  if (is_sum(op) && (!(a = as_coords(I, a)) || !(b = as_coords(I, b))))
+    return NULL;
+  return leafwise(I, op, a, b, at, a->kind != FLY_V_TUPLE || b->kind != FLY_V_TUPLE);
+}
+
+typedef FlyTuple *(*TupleFn)(FlyAlgebra *, const FlyTuple *, const FlyTuple *);
+
+static const FlyVal *tuple_fn(FlyInterp *I, const FlyArgs *a, TupleFn f, const char *what) {
+  FlyTuple *x = T_arg(I, a, 0, what), *y = x ? T_arg(I, a, 1, what) : NULL;
+  FlyTuple *r = y ? f(&I->A, x, y) : NULL;
+  if (!r)
+    return y ? fly_err_algebra(I, a->call) : NULL;
+  return fly_tuple_to_val(I, r);
+}
+
+const FlyVal *fly_ceil_div_tuples(FlyInterp *I, const FlyArgs *a) {
+  return tuple_fn(I, a, fly_tuple_ceil_div_tuple, "an argument of ceil_div");
+}
+
+const FlyVal *fly_builtin_shape_div(FlyInterp *I, const FlyArgs *a) {
+  return tuple_fn(I, a, fly_tuple_shape_div, "an argument of shape_div");
+}
+
+const FlyVal *fly_builtin_elem_less(FlyInterp *I, const FlyArgs *a) {
+  FlyTuple *x = T_arg(I, a, 0, "a coordinate"), *y = x ? T_arg(I, a, 1, "a shape") : NULL;
+  bool less;
+  if (!y)
+    return NULL;
+  return fly_tuple_elem_less(&I->A, x, y, &less) ? fly_val_bool(less) : fly_err_algebra(I, a->call);
+}
+
+const FlyVal *fly_builtin_product_each(FlyInterp *I, const FlyArgs *a) {
+  FlyTuple *t = T_arg(I, a, 0, "the argument of product_each");
+  FlyTuple *r = t ? fly_tuple_product_each(&I->A, t) : NULL;
+  return r ? fly_tuple_to_val(I, r) : t ? fly_err_algebra(I, a->call) : NULL;
+}
+
+static const FlyVal *composed_val(FlyInterp *I, const FlyComposed *C, const FlyArgs *a) {
+  if (!C)
+    return fly_err_algebra(I, a->call);
+  FlyVal *v = fly_val_new(&I->A, FLY_V_COMPOSED);
+  if (v)
+    v->composed = C;
+  return v;
+}
+
+/* take(x, begin, end): the modes [begin, end) of a tuple or a layout. */
+const FlyVal *fly_builtin_take(FlyInterp *I, const FlyArgs *a) {
+  int64_t b, e;
+  if (!fly_arg_int(I, a, 1, "the first mode", &b) || !fly_arg_int(I, a, 2, "the end mode", &e))
+    return NULL;
+  if (b < 0 || e > FLY_MAX_MODES || b >= e)
+    return fly_err(I, a->call, "take(x, %" PRId64 ", %" PRId64 ") needs 0 <= begin < end", b, e);
+  if (a->v[0]->kind == FLY_V_TUPLE || a->v[0]->kind == FLY_V_INT) {
+    FlyTuple *t = T_arg(I, a, 0, "the argument of take");
+    FlyTuple *r = t ? fly_tuple_take(&I->A, t, (int)b, (int)e) : NULL;
+    return r ? fly_tuple_to_val(I, r) : t ? fly_err_algebra(I, a->call) : NULL;
+  }
+  const FlyLayout *L = L_arg(I, a, 0);
+  FlyLayout *R = L ? fly_layout_take(&I->A, L, (int)b, (int)e) : NULL;
+  if (L && a->v[0]->kind == FLY_V_COMPOSED)
+    return composed_val(I, fly_composed_with_layout(&I->A, a->v[0]->composed, R), a);
+  return L ? layout_result(I, R, a) : NULL;
+}
+
+/* ---- basis elements, identity layouts, compact layouts after others -------------------- */
+
+/* basis(i, j, ...): CuTe's E<i,j,...>, the basis element 1@...@j@i. */
+const FlyVal *fly_builtin_basis(FlyInterp *I, const FlyArgs *a) {
+  int modes[FLY_MAX_DEPTH];
+  if (a->n > FLY_MAX_DEPTH)
+    return fly_err(I, a->call, "a basis element has at most %d modes", FLY_MAX_DEPTH);
+  for (int i = 0; i < a->n; i++) {
+    int64_t m;
+    if (!fly_arg_int(I, a, i, "a mode", &m))
+      return NULL;
+    if (m < 0 || m >= FLY_MAX_MODES)
+      return fly_err(I, a->node[i], "a basis mode is a number from 0 to %d, not %" PRId64,
+                     FLY_MAX_MODES - 1, m);
+    modes[i] = (int)m;
+  }
+  FlyTuple *e = fly_tuple_basis(&I->A, 1, a->n, modes);
+  return e ? fly_tuple_to_val(I, e) : fly_err_algebra(I, a->call);
+}
+
+const FlyVal *fly_builtin_make_basis_like(FlyInterp *I, const FlyArgs *a) {
+  FlyTuple *shape = T_arg(I, a, 0, "a shape");
+  FlyTuple *r = shape ? fly_tuple_basis_like(&I->A, shape) : NULL;
+  return r ? fly_tuple_to_val(I, r) : shape ? fly_err_algebra(I, a->call) : NULL;
+}
+
+const FlyVal *fly_builtin_make_identity_layout(FlyInterp *I, const FlyArgs *a) {
+  FlyTuple *shape = T_arg(I, a, 0, "a shape");
+  return shape ? layout_result(I, fly_layout_identity(&I->A, shape), a) : NULL;
+}
+
+const FlyVal *fly_builtin_coshape(FlyInterp *I, const FlyArgs *a) {
+  const FlyLayout *L = L_arg(I, a, 0);
+  FlyTuple *r = L ? fly_layout_coshape(&I->A, L) : NULL;
+  return r ? fly_tuple_to_val(I, r) : L ? fly_err_algebra(I, a->call) : NULL;
+}
+
+const FlyVal *fly_builtin_make_layout_like(FlyInterp *I, const FlyArgs *a) {
+  const FlyLayout *L = fly_arg_layout(I, a, 0, "the argument of make_layout_like");
+  return L ? layout_result(I, fly_layout_like(&I->A, L), a) : NULL;
+}
+
+const FlyVal *fly_builtin_make_fragment_like(FlyInterp *I, const FlyArgs *a) {
+  const FlyLayout *L = fly_arg_layout(I, a, 0, "the argument of make_fragment_like");
+  return L ? layout_result(I, fly_layout_fragment_like(&I->A, L), a) : NULL;
+}
+
+const FlyVal *fly_builtin_tile_to_shape(FlyInterp *I, const FlyArgs *a) {
+  const FlyLayout *L = L_arg(I, a, 0);
+  FlyTuple *shape = L ? T_arg(I, a, 1, "a target shape") : NULL, *order = NULL;
+  if (!shape || (a->n > 2 && !(order = T_arg(I, a, 2, "an order"))))
+    return NULL;
+  FlyLayout *R = fly_layout_tile_to_shape(&I->A, L, shape, order);
+  if (R && a->v[0]->kind == FLY_V_COMPOSED)
+    return composed_val(I, fly_composed_with_layout(&I->A, a->v[0]->composed, R), a);
+  return layout_result(I, R, a);
+}
+
+typedef FlyTuple *(*IndexFn)(FlyAlgebra *, const FlyLayout *, int64_t);
+
+static const FlyVal *coord_of(FlyInterp *I, const FlyArgs *a, IndexFn f) {
+  const FlyLayout *L = fly_arg_layout(I, a, 0, "a compact layout");
+  int64_t i;
+  if (!L || !fly_arg_int(I, a, 1, "an index", &i))
+    return NULL;
+  FlyTuple *r = f(&I->A, L, i);
+  return r ? fly_tuple_to_val(I, r) : fly_err_algebra(I, a->call);
+}
+
+const FlyVal *fly_builtin_get_hier_coord(FlyInterp *I, const FlyArgs *a) {
+  return coord_of(I, a, fly_layout_hier_coord);
+}
+
+const FlyVal *fly_builtin_get_flat_coord(FlyInterp *I, const FlyArgs *a) {
+  return coord_of(I, a, fly_layout_flat_coord);
+}
+
+const FlyVal *fly_builtin_get_1d_coord(FlyInterp *I, const FlyArgs *a) {
+  const FlyLayout *L = fly_arg_layout(I, a, 0, "a compact layout");
+  int64_t i, v;
+  if (!L || !fly_arg_int(I, a, 1, "an index", &i))
+    return NULL;
+  return INT_RESULT(fly_layout_1d_coord(&I->A, L, i, &v), v);
+}
+
+/* ---- composed layouts ------------------------------------------------------------------ */
+
+/* make_composed_layout(inner, offset, outer): c -> inner(offset + outer(c)),
+   inner a swizzle or a layout. */
+const FlyVal *fly_builtin_make_composed_layout(FlyInterp *I, const FlyArgs *a) {
+  const FlyLayout *outer = fly_arg_layout(I, a, 2, "the outer layout");
+  if (!outer)
+    return NULL;
+  if (a->v[0]->kind == FLY_V_SWIZZLE) {
+    int64_t offset;
+    if (!fly_arg_int(I, a, 1, "the offset of a swizzled layout", &offset))
+      return NULL;
+    return composed_val(I, fly_composed_make(&I->A, a->v[0]->swizzle, offset, (FlyLayout *)outer),
+                        a);
+  }
+  if (a->v[0]->kind != FLY_V_LAYOUT)
+    return fly_err(I, a->node[0],
+                   "the inner part of a composed layout is a swizzle or a layout, "
+                   "not %s",
+                   fly_val_describe(&I->A, a->v[0]));
+  FlyTuple *offset = T_arg(I, a, 1, "the offset of a composed layout");
+  if (!offset)
+    return NULL;
+  return composed_val(
+      I, fly_composed_make_layout(&I->A, (FlyLayout *)a->v[0]->layout, offset, (FlyLayout *)outer),
+      a);
+}
+
+static const FlyComposed *composed_arg(FlyInterp *I, const FlyArgs *a, const char *fn) {
+  if (a->v[0]->kind == FLY_V_COMPOSED)
+    return a->v[0]->composed;
+  fly_err(I, a->node[0], "%s takes a composed layout (inner o offset o outer), not %s", fn,
+          fly_val_describe(&I->A, a->v[0]));
+  return NULL;
+}
+
+const FlyVal *fly_builtin_composed_inner(FlyInterp *I, const FlyArgs *a) {
+  const FlyComposed *C = composed_arg(I, a, "composed_inner");
+  if (!C)
+    return NULL;
+  if (C->inner)
+    return fly_val_layout(&I->A, C->inner);
+  FlyVal *v = fly_val_new(&I->A, FLY_V_SWIZZLE);
+  if (v)
+    v->swizzle = C->swizzle;
+  return v;
+}
+
+const FlyVal *fly_builtin_composed_offset(FlyInterp *I, const FlyArgs *a) {
+  const FlyComposed *C = composed_arg(I, a, "composed_offset");
+  return C ? fly_tuple_to_val(I, fly_composed_offset(&I->A, C)) : NULL;
+}
+
+const FlyVal *fly_builtin_composed_outer(FlyInterp *I, const FlyArgs *a) {
+  const FlyComposed *C = composed_arg(I, a, "composed_outer");
+  return C ? fly_val_layout(&I->A, C->layout) : NULL;
 }

@@ -77,6 +77,8 @@ const FlyVal *fly_builtin_range_const(FlyInterp *I, const FlyArgs *a) {
 
 const FlyVal *fly_builtin_ceil_div(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *x = a->v[0], *y = a->v[1];
+  if (x->kind == FLY_V_TUPLE || y->kind == FLY_V_TUPLE) /* CuTe's, of shapes */
+    return fly_ceil_div_tuples(I, a);
   if (x->kind == FLY_V_INT && y->kind == FLY_V_INT) {
     if (y->i <= 0)
       return fly_err(I, a->node[1], "ceil_div divides by a positive number, not %" PRId64, y->i);

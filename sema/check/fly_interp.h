@@ -192,6 +192,10 @@ bool fly_bind_pattern(FlyInterp *I, FlyScope *s, const FlyNode *pat, const FlyVa
 /* Operators, shared with the builtins (min, max, math). */
 const FlyVal *fly_binary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *b,
                          const FlyNode *at);
+/* An arithmetic operator of which a side is a tuple or a basis element:
+ * leaf by leaf, as the algebra's fly_tuple_arith (fly_builtins_algebra.c). */
+const FlyVal *fly_tuple_binary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *b,
+                               const FlyNode *at);
 /* The common type of two operands where one may be static: numbers take the
  * runtime side's type. NULL after an error. */
 const FlyType *fly_operand_type(FlyInterp *I, const FlyVal *a, const FlyVal *b, const FlyNode *at);

@@ -98,20 +98,16 @@ static const FlyVal *index_layout(FlyInterp *I, const FlyVal *base, const FlyVal
         v->composed = C;
       return v;
     }
-    int64_t idx;
-    if (!fly_composed_crd2idx(&I->A, c, base->composed, &idx))
-      return fly_err_algebra(I, e);
-    return fly_val_int(&I->A, idx, NULL);
+    FlyTuple *v = fly_composed_value(&I->A, c, base->composed);
+    return v ? fly_tuple_to_val(I, v) : fly_err_algebra(I, e);
   }
   if (has_underscore(crd)) {
-    int64_t offset;
-    FlyLayout *L = fly_layout_slice(&I->A, c, base->layout, &offset);
+    FlyLayout *L = fly_layout_slice(&I->A, c, base->layout, NULL);
     return L ? fly_val_layout(&I->A, L) : fly_err_algebra(I, e);
   }
-  int64_t idx;
-  if (!fly_layout_crd2idx(&I->A, c, base->layout, &idx))
-    return fly_err_algebra(I, e);
-  return fly_val_int(&I->A, idx, NULL);
+  /* An index, or the coordinate of a layout of basis strides. */
+  FlyTuple *v = fly_layout_value(&I->A, c, base->layout);
+  return v ? fly_tuple_to_val(I, v) : fly_err_algebra(I, e);
 }
 
 static const FlyVal *eval_index(FlyInterp *I, FlyScope *s, const FlyNode *e) {

@@ -274,6 +274,10 @@ const FlyVal *fly_binary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *
                          const FlyNode *at) {
   if (!a || !b)
     return NULL;
+  bool tuples = a->kind == FLY_V_TUPLE || b->kind == FLY_V_TUPLE || a->kind == FLY_V_BASIS ||
+                b->kind == FLY_V_BASIS;
+  if (tuples && op != FLY_OP_EQ && op != FLY_OP_NE)
+    return fly_tuple_binary(I, op, a, b, at);
   if (a->kind == FLY_V_RUNTIME || b->kind == FLY_V_RUNTIME)
     return runtime_binary(I, op, a, b, at);
   if ((op == FLY_OP_EQ || op == FLY_OP_NE) && !(is_number(a) && is_number(b)))

@@ -541,6 +541,11 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
       /* A swizzled tile: the swizzle applies to offsets from the tile's
          base, so the composed layout's own offset must be 0. */
       swizzled = v->composed;
+      if (swizzled->inner)
+        return fly_err(I, a->node[0],
+                       "a shared tile is swizzled by a swizzle; the inner part of %s "
+                       "is a layout",
+                       fly_composed_str(&I->A, swizzled));
       if (swizzled->offset != 0)
         return fly_err(I, a->node[0],
                        "a swizzled shared tile starts at offset 0 of its swizzle, not %" PRId64,
@@ -562,6 +567,11 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
   }
   if (!L)
     return fly_err_algebra(I, a->call);
+  if (fly_layout_has_basis(L))
+    return fly_err(I, a->call,
+                   "the layout of a tile gives offsets in memory; %s has basis "
+                   "strides, so its values are coordinates",
+                   fly_layout_str(&I->A, L));
   int64_t size;
   if (!fly_layout_size(&I->A, L, &size))
     return fly_err_algebra(I, a->call);

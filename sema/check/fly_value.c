@@ -449,11 +449,11 @@ bool fly_val_equal(const FlyVal *a, const FlyVal *b) {
   case FLY_V_LAYOUT:
     return fly_layout_equal(a->layout, b->layout);
   case FLY_V_COMPOSED:
-    return fly_swizzle_equal(a->composed->swizzle, b->composed->swizzle) &&
-           a->composed->offset == b->composed->offset &&
-           fly_layout_equal(a->composed->layout, b->composed->layout);
+    return fly_composed_equal(a->composed, b->composed);
   case FLY_V_SWIZZLE:
     return fly_swizzle_equal(a->swizzle, b->swizzle);
+  case FLY_V_BASIS:
+    return fly_tuple_equal(a->basis, b->basis);
   case FLY_V_TYPE:
     return fly_type_equal(a->type_value, b->type_value);
   case FLY_V_FN:
@@ -736,6 +736,9 @@ static void put_val(FlyStrBuf *sb, const FlyVal *v) {
   case FLY_V_SWIZZLE:
     fly_sb_puts(sb, fly_swizzle_str(sb->A, v->swizzle));
     return;
+  case FLY_V_BASIS:
+    fly_sb_puts(sb, fly_tuple_str(sb->A, v->basis));
+    return;
   case FLY_V_TYPE:
     put_type(sb, v->type_value);
     return;
@@ -852,7 +855,10 @@ char *fly_val_describe(FlyAlgebra *A, const FlyVal *v) {
     fly_sb_puts(&sb, "a layout");
     break;
   case FLY_V_COMPOSED:
-    fly_sb_puts(&sb, "a swizzled layout");
+    fly_sb_puts(&sb, v->composed->inner ? "a composed layout" : "a swizzled layout");
+    break;
+  case FLY_V_BASIS:
+    fly_sb_puts(&sb, "a basis element");
     break;
   case FLY_V_SWIZZLE:
     fly_sb_puts(&sb, "a swizzle");

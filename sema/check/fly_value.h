@@ -57,8 +57,9 @@ typedef enum FlyValKind {
   FLY_V_STR,        /* s, len */
   FLY_V_TUPLE,      /* n, elems */
   FLY_V_LAYOUT,     /* layout */
-  FLY_V_COMPOSED,   /* composed: swizzle o offset o layout */
+  FLY_V_COMPOSED,   /* composed: inner (swizzle or layout) o offset o layout */
   FLY_V_SWIZZLE,    /* swizzle */
+  FLY_V_BASIS,      /* basis: a scaled basis element s@i of the algebra (fly_tuple.h) */
   FLY_V_TYPE,       /* type */
   FLY_V_UNDERSCORE, /* `_` */
   FLY_V_DYNAMIC,    /* `?` in a tensor type */
@@ -149,6 +150,7 @@ struct FlyVal {
     const FlyLayout *layout;
     const FlyComposed *composed;
     FlySwizzle swizzle;
+    const FlyTuple *basis;
     const FlyType *type_value;
     FlyOrigin origin;
     FlyTensor tensor;

@@ -90,7 +90,7 @@ static void launch(const FlyBundle *b, const FlyBundleKernel *k, int64_t value) 
   if (fly_bundle_launch_eval(b, k, scalars, (const int64_t *const *)shapes,
                              (const int64_t *const *)strides, out, why, sizeof why)) {
     for (int i = 0; i < 7; i++)
-      if (out[i] < (i == 6 ? 0 : 1) || out[i] > INT32_MAX)
+      if (out[i] < (i >= 3 && i < 6 ? 1 : 0) || out[i] > INT32_MAX) /* grid 0: no work */
         broken("a launch setting is out of range");
   } else if (why[0] == '\0') {
     broken("a launch rule failed without a message");

@@ -57,7 +57,7 @@ static void check_arguments(FlyrtKernel k, uint64_t seed) {
   expect(s);
   if (s == FLYRT_SUCCESS)
     for (int i = 0; i < 3; i++)
-      if (!c.grid[i] || !c.block[i] || c.grid[i] > INT32_MAX || c.block[i] > INT32_MAX)
+      if (!c.block[i] || c.grid[i] > INT32_MAX || c.block[i] > INT32_MAX) /* grid 0: no work */
         broken("a launch configuration out of range");
   expect(flyrtKernelLaunch(k, args, n, NULL, NULL)); /* no device: refused */
 }

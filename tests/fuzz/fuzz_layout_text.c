@@ -19,6 +19,8 @@ static void exercise(FlyAlgebra *A, FlyLayout *L) {
   fly_layout_composition(A, L, L);
   fly_layout_logical_divide(A, L, fly_tiler_layout(A, L));
   fly_layout_recast(A, L, 16, 32);
+  fly_layout_value_at(A, L, 0);
+  fly_layout_coshape(A, L);
   fly_algebra_clear_error(A);
 }
 

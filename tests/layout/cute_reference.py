@@ -977,6 +977,162 @@ def raked_product(L, B, flavor="cute"):
 
 
 # ---------------------------------------------------------------------------
+# shapes and the layouts made after others (int_tuple.hpp, stride.hpp,
+# layout.hpp: shape_div, elem_less, product_each, take, compact_order,
+# make_layout_like, make_fragment_like, tile_to_shape, get_*_coord)
+
+def shape_div(a, b):
+    """cute::shape_div; the static divisibility condition is asserted."""
+    if is_tuple(a):
+        if is_tuple(b):
+            if len(a) != len(b):
+                refuse("shape_div: mismatched ranks")
+            return tuple(shape_div(x, y) for x, y in zip(a, b))
+        out, rest = [], b
+        for ai in a:
+            out.append(shape_div(ai, rest))
+            rest = shape_div(rest, ai)
+        return tuple(out)
+    if is_tuple(b):
+        return shape_div(a, product(b))
+    if a % b != 0 and b % a != 0:
+        refuse("shape_div: Divisibility Condition")
+    return ceil_div_int(a, b)
+
+
+def elem_less(a, b):
+    """cute::elem_less: a may stop early (true), not run past b (false).
+    Every pair of elements up to the shorter's end is instantiated, so a
+    mismatch there does not compile even after a false one."""
+    if is_tuple(a) and is_tuple(b):
+        less = [elem_less(x, y) for x, y in zip(a, b)]
+        return all(less) and len(a) <= len(b)
+    if is_tuple(a) or is_tuple(b):
+        refuse("elem_less of an integer and a tuple")
+    return a < b
+
+
+def product_each(t, flavor="cute"):
+    """cute::product_each = transform(wrap(t), product); Fly (doc 5.21)
+    gives an integer for an integer."""
+    if not is_tuple(t) and flavor == "flydoc":
+        return t
+    return tuple(product(x) for x in wrap(t))
+
+
+def layout_take(L, b, e):
+    if not (0 <= b < e <= layout_rank(L)):
+        refuse("take: range out of bounds")
+    return Layout(tuple(wrap(L.shape)[b:e]), tuple(wrap(L.stride)[b:e]))
+
+
+def _product_like(shape, order):
+    if is_tuple(order):
+        return tuple(_product_like(s, o) for s, o in zip(shape, order))
+    return product(shape)
+
+
+def compact_order(shape, order, flavor="cute"):
+    """cute::compact_order for a static order (congruent to shape, or
+    coarser): the part of shape under an order leaf is compact column-major,
+    starting after every part of a smaller order (CuTe: equal orders start
+    at the same place; Fly, doc 5.23: the earlier part first)."""
+    ref_shape = flatten_to_tuple(_product_like(shape, order))
+    ref_order = flatten_to_tuple(order)
+    k = [0]
+
+    def rec(s, o):
+        if is_tuple(o):
+            return tuple(rec(x, y) for x, y in zip(s, o))
+        i = k[0]
+        k[0] += 1
+        start = 1
+        for j, (rs, ro) in enumerate(zip(ref_shape, ref_order)):
+            if ro < o or (flavor == "flydoc" and ro == o and j < i):
+                start *= rs
+        return compact_col_major(s, start)
+    return rec(shape, order)
+
+
+def filter_zeros_shape(stride, shape):
+    """cute::filter_zeros(stride, shape): shape 1 where the stride is 0."""
+    if is_tuple(stride):
+        return tuple(filter_zeros_shape(d, s) for d, s in zip(stride, shape))
+    return 1 if stride == 0 else shape
+
+
+def make_layout_like(L, flavor="cute"):
+    fz = filter_zeros_shape(L.stride, L.shape)
+    return Layout(L.shape, compact_order(fz, L.stride, flavor))
+
+
+def make_fragment_like(L, flavor="cute"):
+    R = layout_rank(L)
+    if R <= 1:
+        return Layout(L.shape, compact_col_major(L.shape))
+    s0, d0 = L.shape[0], L.stride[0]
+    block = Layout(s0, compact_col_major(filter_zeros_shape(d0, s0)))
+    rs, rd = tuple(L.shape[1:R]), tuple(L.stride[1:R])
+    tiles = Layout(rs, compact_order(rs, rd, flavor))
+    res = tiled_product(block, tiles, flavor)
+    if flavor == "flydoc" and R == 2:  # doc 5.23: mode 1 as L has it
+        res = Layout((res.shape[0], res.shape[1][0]), (res.stride[0], res.stride[1][0]))
+    return res
+
+
+def tile_to_shape(block, trg, order=None, flavor="cute"):
+    R = rank(trg)
+    if layout_rank(block) > R:
+        refuse("tile_to_shape: Rank of layout must be <= rank of target shape.")
+    padded = layout_append_n(block, R)
+    bs = product_each(padded.shape)
+    ts = product_each(trg)
+    if any(t % b != 0 for t, b in zip(ts, bs)):
+        refuse("tile_to_shape: block shape does not divide the target shape.")
+    ps = ceil_div(ts, bs)
+    if order is None:
+        tiles = Layout(ps, compact_col_major(ps))
+    else:
+        if flavor == "flydoc" and len(set(flatten_to_tuple(order))) != len(flatten_to_tuple(order)):
+            raise FlyDocRefuse("make_ordered_layout: an order value appears twice", 13)
+        tiles = Layout(ps, compact_order(ps, order, flavor))
+    return blocked_product(padded, tiles, flavor)
+
+
+def get_hier_coord(i, L, flavor="cute"):
+    """Layout::get_hier_coord = idx2crd(i, shape, stride): (i / d) % s."""
+    def rec(s, d):
+        if is_tuple(s):
+            return tuple(rec(x, y) for x, y in zip(s, d))
+        if s == 1:
+            return 0
+        if d == 0:
+            refuse("idx2crd: division by a static stride 0")
+        if flavor == "flydoc" and d < 0:
+            raise FlyDocRefuse("a stride <= 0 has no inverse", 22)
+        return c_mod(c_div(i, d), s)
+    c = rec(L.shape, L.stride)
+    if flavor == "flydoc" and (i < 0 or crd2idx_raw(c, L.shape, L.stride) != i):
+        raise FlyDocRefuse("the layout does not give the index", 22)
+    return c
+
+
+def _colex(c, shape):
+    return crd2idx_raw(c, shape, compact_col_major(shape, 1)) if is_tuple(shape) else c
+
+
+def get_flat_coord(i, L, flavor="cute"):
+    c = get_hier_coord(i, L, flavor)
+    if not is_tuple(L.shape):
+        return c
+    return tuple(_colex(x, s) for x, s in zip(c, L.shape))
+
+
+def get_1d_coord(i, L, flavor="cute"):
+    return _colex(get_hier_coord(i, L, flavor), L.shape)
+
+
+# ---------------------------------------------------------------------------
 # text
 
 def tuple_str(t):
@@ -1297,6 +1453,50 @@ def _op_show(v, flavor):
     return "text", value_str(v)
 
 
+def _op_shape_div(a, b, flavor):
+    return "tuple", shape_div(a, b)
+
+
+def _op_ceil_div(a, b, flavor):
+    return "tuple", ceil_div(a, b)
+
+
+def _op_elem_less(a, b, flavor):
+    return "text", "true" if elem_less(a, b) else "false"
+
+
+def _op_product_each(t, flavor):
+    return "tuple", product_each(t, flavor)
+
+
+def _op_take(L, b, e, flavor):
+    return "layout", layout_take(L, b, e)
+
+
+def _op_layout_like(L, flavor):
+    return "layout", make_layout_like(L, flavor)
+
+
+def _op_fragment_like(L, flavor):
+    return "layout", make_fragment_like(L, flavor)
+
+
+def _op_tile_to_shape(L, trg, order=None, *, flavor):
+    return "layout", tile_to_shape(L, trg, order, flavor)
+
+
+def _op_hier_coord(i, L, flavor):
+    return "tuple", get_hier_coord(i, L, flavor)
+
+
+def _op_flat_coord(i, L, flavor):
+    return "tuple", get_flat_coord(i, L, flavor)
+
+
+def _op_1d_coord(i, L, flavor):
+    return "int", get_1d_coord(i, L, flavor)
+
+
 OPS = {
     "show": _op_show,
     "size": _op_size, "cosize": _op_cosize, "rank": _op_rank, "depth": _op_depth,
@@ -1313,6 +1513,11 @@ OPS = {
     "tiled_product": _wrap2(tiled_product), "flat_product": _wrap2(flat_product),
     "blocked_product": _wrap2(blocked_product), "raked_product": _wrap2(raked_product),
     "col_major": _op_col_major, "row_major": _op_row_major,
+    "shape_div": _op_shape_div, "ceil_div": _op_ceil_div, "elem_less": _op_elem_less,
+    "product_each": _op_product_each, "take": _op_take,
+    "layout_like": _op_layout_like, "fragment_like": _op_fragment_like,
+    "tile_to_shape": _op_tile_to_shape, "get_hier_coord": _op_hier_coord,
+    "get_flat_coord": _op_flat_coord, "get_1d_coord": _op_1d_coord,
 }
 
 
@@ -1376,6 +1581,13 @@ _EXAMPLES = [
     ("raked_product", ["(2,5):(5,1)", "(3,4):(1,3)"], "((3,2),(4,5)):((10,5),(30,1))"),
     ("cosize", ["8:-1"], "8"),
     ("group", ["(2,3,4):(1,2,6)", "1", "1"], "(2,3,4):(1,2,6)"),
+    # int_tuple.hpp's own example, layout.hpp's make_layout_like examples
+    ("shape_div", ["(4,5,6)", "40"], "(1,1,3)"),
+    ("layout_like", ["(2,2,2,2):(0,2,4,1)"], "(2,2,2,2):(0,2,4,1)"),
+    ("layout_like", ["(2,3,4,5):(0,42,1,0)"], "(2,3,4,5):(0,4,1,0)"),
+    ("fragment_like", ["((2,2),4,8):((1,64),8,256)"], "((2,2),4,8):((1,2),4,16)"),
+    ("get_flat_coord", ["5", "((2,4),8):((1,2),8)"], "(5,0)"),
+    ("get_1d_coord", ["5", "((2,4),8):((1,2),8)"], "5"),
 ]
 
 
@@ -1407,6 +1619,9 @@ ARG_KINDS = {
     "tiled_product": "L T", "flat_product": "L T",
     "blocked_product": "L L", "raked_product": "L L",
     "col_major": "S", "row_major": "S",
+    "shape_div": "S S", "ceil_div": "S S", "elem_less": "S S", "product_each": "S",
+    "take": "L I I", "layout_like": "L", "fragment_like": "L", "tile_to_shape": "L S S?",
+    "get_hier_coord": "I L", "get_flat_coord": "I L", "get_1d_coord": "I L",
 }
 
 

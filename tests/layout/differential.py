@@ -85,12 +85,27 @@ def fly_arg(text):
         return text
 
 
+# fly-layout operations that flyc spells otherwise: its builtin, and whether
+# the layout comes first (fly-layout puts the index first).
+FLYC_NAMES = {
+    "layout_like": ("make_layout_like", False), "fragment_like": ("make_fragment_like", False),
+    "get_hier_coord": ("get_hier_coord", True), "get_flat_coord": ("get_flat_coord", True),
+    "get_1d_coord": ("get_1d_coord", True),
+}
+# operations whose result flyc layout does not print (a boolean)
+FLYC_SKIP = {"elem_less"}
+
+
 def command_line(frontend, tool, op, args):
     """The argv that asks `tool` for `op` applied to the argument texts."""
     if frontend == "fly-layout":
         return [tool, op, *args]
     if frontend == "flyc":
-        return [tool, "layout", f"{op}({', '.join(fly_arg(a) for a in args)})"]
+        name, swap = FLYC_NAMES.get(op, (op, False))
+        texts = [fly_arg(a) for a in args]
+        if swap:
+            texts = texts[::-1]
+        return [tool, "layout", f"{name}({', '.join(texts)})"]
     raise ValueError(frontend)
 
 
@@ -506,6 +521,58 @@ def gen_case(rng, op):
             if rng.random() < 0.1:
                 T = perturb(rng, T)
         return [lstr(L), ref.tiler_str(T)]
+    if op in ("shape_div", "ceil_div", "elem_less"):
+        a = rand_shape(rng, 2, 256)
+        r = rng.random()
+        if op == "elem_less":
+            b = rand_shape(rng, 2, 256) if r < 0.3 else a
+            return [tstr(rand_coord(rng, b, oob=0.3)) if rng.random() < 0.8 else tstr(a), tstr(b)]
+        if r < 0.4:
+            b = rng.choice([1, 2, 3, 4, 6, 8, 12, 16, 40])
+        elif r < 0.8 and ref.is_tuple(a):
+            b = tuple(rng.choice([1, 2, 3, 4]) for _ in a[:rng.randint(1, len(a))])
+            if op == "shape_div":
+                b = tuple(rng.choice([1, 2, ref.product(x)]) for x in a)
+        else:
+            b = rand_shape(rng, 1, 64)
+        return [tstr(a), tstr(b)]
+    if op == "product_each":
+        return [tstr(rand_shape(rng, 3, 256))]
+    if op == "take":
+        L = rand_layout(rng)
+        rk = ref.layout_rank(L)
+        b = rng.randrange(rk)
+        e = rng.randint(b + 1, rk) if rng.random() < 0.95 else b
+        return [lstr(L), str(b), str(e)]
+    if op in ("layout_like", "fragment_like"):
+        shape = rand_shape(rng, 3, 256)
+        r = rng.random()
+        if r < 0.4:
+            st = strides_compact(rng, shape, perm=True, zeros=0.2)
+        elif r < 0.6:
+            st = unflatten([rng.choice([0, 1, 2, 2, 4, 8]) for _ in ref.flatten_to_tuple(shape)],
+                           shape)
+        else:
+            st = strides_random(rng, shape, neg=op == "layout_like")
+        return [lstr(Layout(shape, st))]
+    if op == "tile_to_shape":
+        shape = rand_shape(rng, 2, 32)
+        B = Layout(shape, strides_compact(rng, shape, perm=True))
+        rk = ref.layout_rank(B)
+        R = rk + (1 if rng.random() < 0.3 else 0)
+        sizes = ref.product_each(B.shape) + (1,) * (R - rk)
+        trg = tuple(s * rng.choice([1, 2, 3]) + (1 if rng.random() < 0.05 else 0) for s in sizes)
+        if rng.random() < 0.5:
+            return [lstr(B), tstr(trg)]
+        order = list(range(R))
+        rng.shuffle(order)
+        return [lstr(B), tstr(trg), tstr(tuple(order) if R > 1 else order[0])]
+    if op in ("get_hier_coord", "get_flat_coord", "get_1d_coord"):
+        shape = rand_shape(rng, 3, 256)
+        L = Layout(shape, strides_compact(rng, shape, perm=True, gaps=rng.random() < 0.2))
+        vals = values(L) or [0]
+        i = rng.choice(vals) if rng.random() < 0.85 else rng.randint(0, max(vals) + 3)
+        return [str(i), lstr(L)]
     if op.endswith("_product"):
         L = rand_injective(rng, budget=24) if rng.random() < 0.8 else rand_layout(rng, budget=16)
         if op in ("blocked_product", "raked_product"):
@@ -531,6 +598,8 @@ ALL_OPS = [
     "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
     "logical_product", "zipped_product", "tiled_product", "flat_product",
     "blocked_product", "raked_product", "col_major", "row_major",
+    "shape_div", "ceil_div", "elem_less", "product_each", "take", "layout_like",
+    "fragment_like", "tile_to_shape", "get_hier_coord", "get_flat_coord", "get_1d_coord",
 ]
 
 # relative frequency of each operation in a run
@@ -606,6 +675,13 @@ def doc_items_for(op, args_parsed, cute_out, fly_out):
         "slice": "5.12 (coordinates are range-checked)",
         "dice": "5.12 (coordinates are range-checked)",
         "zip": "5.18 (a leaf zips as a mode of rank 1)",
+        "product_each": "5.21 (product_each of an integer is the integer)",
+        "layout_like": "5.23 (equal strides are ordered left to right)",
+        "fragment_like": "5.23 (compact; a rank-2 layout keeps its mode 1)",
+        "tile_to_shape": "5.13 (an order value appears twice)",
+        "get_hier_coord": "5.22 (the layout must give the index)",
+        "get_flat_coord": "5.22 (the layout must give the index)",
+        "get_1d_coord": "5.22 (the layout must give the index)",
     }
     if op.endswith("_divide"):
         return "5.8/5.9/5.1 (size(L) cotarget; '_' tiles; exact composition)"
@@ -774,10 +850,13 @@ def run_case(case, tool, frontend, timeout=10):
 def result_kind(op):
     if op == "show":
         return "text"
-    if op in ("size", "cosize", "rank", "depth", "crd2idx"):
+    if op in ("size", "cosize", "rank", "depth", "crd2idx", "get_1d_coord"):
         return "int"
-    if op in ("shape", "stride", "idx2crd"):
+    if op in ("shape", "stride", "idx2crd", "shape_div", "ceil_div", "product_each",
+              "get_hier_coord", "get_flat_coord"):
         return "tuple"
+    if op == "elem_less":
+        return "text"
     if op == "slice":
         return "slice"
     return "layout"
@@ -873,6 +952,8 @@ def main(argv=None):
         if o not in ALL_OPS:
             print(f"differential.py: unknown operation {o}", file=sys.stderr)
             return 2
+    if a.frontend == "flyc":
+        ops = [o for o in ops if o not in FLYC_SKIP]
 
     t0 = time.time()
     cases = make_cases(a.seed, a.cases, ops)

@@ -814,6 +814,76 @@ static void test_composed_layouts(void **state) {
                "|S| must be at least B");
 }
 
+/* CuTe DSL's make_composed_layout(inner, offset, outer) with a layout as the
+ * inner function: an index, or a coordinate of basis strides. */
+static void test_composed_with_a_layout_inside(void **state) {
+  (void)state;
+  int64_t v;
+  /* A 4x4 window at (2,0) of an 8x8 row-major matrix, through the
+   * identity's coordinates. */
+  FlyComposed *W = comp("(8,8):(8,1) o (2,0) o (4,4):(1@0,1@1)");
+  assert_non_null(W->inner);
+  expect_tuple(fly_composed_offset(&A, W), "(2,0)");
+  assert_true(fly_composed_crd2idx(&A, tup("(1,3)"), W, &v));
+  assert_int_equal(v, (2 + 1) * 8 + 3);
+  for (int64_t i = 0; i < 16; i++) {
+    assert_true(fly_composed_eval(&A, W, i, &v));
+    assert_int_equal(v, (2 + i % 4) * 8 + i / 4);
+  }
+  /* Slicing adds the coordinate it cuts away to the offset. */
+  FlyComposed *row = fly_composed_slice(&A, tup("(1,_)"), W);
+  assert_string_equal(fly_composed_str(&A, row), "(8,8):(8,1) o (3,0) o 4:1@1");
+  assert_true(fly_composed_eval(&A, row, 2, &v));
+  assert_int_equal(v, 26);
+  FlyComposed *one = fly_composed_slice(&A, tup("(1,2)"), W);
+  assert_string_equal(fly_composed_str(&A, one), "(8,8):(8,1) o (3,2) o ():()");
+  assert_true(fly_composed_eval(&A, one, 0, &v));
+  assert_int_equal(v, 26);
+  /* Operations on the domain keep the inner layout and the offset. */
+  FlyComposed *tiles =
+      fly_composed_with_layout(&A, W, fly_layout_zipped_divide(&A, W->layout, til("(2,2)")));
+  assert_string_equal(fly_composed_str(&A, tiles),
+                      "(8,8):(8,1) o (2,0) o ((2,2),(2,2)):((1@0,1@1),(2@0,2@1))");
+  assert_true(fly_composed_crd2idx(&A, tup("((1,1),(1,0))"), tiles, &v));
+  assert_int_equal(v, (2 + 3) * 8 + 1);
+
+  /* An integer outer layout: the inner layout reads an index, past its
+   * size along its last mode. */
+  FlyComposed *I = comp("(4,4):(1,8) o 3 o 8:2");
+  expect_tuple(fly_composed_offset(&A, I), "3");
+  assert_true(fly_composed_eval(&A, I, 2, &v)); /* 3 + 4 = 7 = (3,1) */
+  assert_int_equal(v, 11);
+  assert_true(fly_composed_eval(&A, I, 7, &v)); /* 3 + 14 = 17 = (1,4) */
+  assert_int_equal(v, 33);
+  assert_string_equal(fly_composed_str(&A, fly_composed_slice(&A, tup("5"), I)),
+                      "(4,4):(1,8) o 13 o ():()");
+  /* An inner layout of basis strides gives coordinates. */
+  FlyComposed *K = comp("(4,4):(1@1,1@0) o 0 o 16:1");
+  expect_tuple(fly_composed_value(&A, tup("6"), K), "(1,2)");
+  expect_false_error(fly_composed_crd2idx(&A, tup("6"), K, &v), "gives coordinates, not integers");
+
+  /* Equality looks at every part. */
+  assert_true(fly_composed_equal(W, comp("(8,8):(8,1) o (2,0) o (4,4):(1@0,1@1)")));
+  assert_false(fly_composed_equal(W, comp("(8,8):(8,1) o (2,1) o (4,4):(1@0,1@1)")));
+  assert_false(fly_composed_equal(W, comp("(8,8):(1,8) o (2,0) o (4,4):(1@0,1@1)")));
+  assert_false(fly_composed_equal(comp("S<0,0,0> o 0 o 4:1"), comp("4:1 o 0 o 4:1")));
+
+  /* The offset must add to the outer layout's values; a swizzle takes
+   * integers only. */
+  expect_error(fly_parse_composed(&A, "(8,8):(8,1) o 3 o (4,4):(1@0,1@1)", 33),
+               "the offset 3 of a composed layout whose outer layout gives coordinates");
+  expect_error(fly_parse_composed(&A, "(8,8):(8,1) o (1,2) o 4:1", 25),
+               "the offset (1,2) of a composed layout whose outer layout gives integers");
+  expect_error(fly_parse_composed(&A, "(8,8):(8,1) o (1,(2)) o (4,4):(1@0,1@1)", 39),
+               "a number where the other has a tuple");
+  expect_error(fly_parse_composed(&A, "S<3,3,3> o 0 o (4,4):(1@0,1@1)", 30),
+               "S<3,3,3> takes integers, but (4,4):(1@0,1@1) has basis strides");
+  expect_error(fly_composed_recast(&A, I, 16, 32), "recast: the inner part of");
+  /* The integer 0 stands for the origin. */
+  assert_string_equal(fly_composed_str(&A, comp("(8,8):(8,1) o 0 o (4,4):(1@0,1@1)")),
+                      "(8,8):(8,1) o (0,0) o (4,4):(1@0,1@1)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       TEST(test_coalesce),
@@ -839,6 +909,7 @@ int main(void) {
       TEST(test_swizzle_values),
       TEST(test_swizzle_recast),
       TEST(test_composed_layouts),
+      TEST(test_composed_with_a_layout_inside),
   };
   return cmocka_run_group_tests_name("algebra_table", tests, NULL, NULL);
 }

@@ -180,6 +180,23 @@ static void test_table_swizzled(void **state) {
   }
 }
 
+/* Layouts of basis strides show the coordinates they give. */
+static void test_table_of_coordinates(void **state) {
+  (void)state;
+  expect_text(fly_layout_table(&A, lay("(2,3):(1@0,1@1)")), "(2,3):(1@0,1@1)\n"
+                                                            "          0       1       2 \n"
+                                                            "    +-------+-------+-------+\n"
+                                                            " 0  | (0,0) | (0,1) | (0,2) |\n"
+                                                            "    +-------+-------+-------+\n"
+                                                            " 1  | (1,0) | (1,1) | (1,2) |\n"
+                                                            "    +-------+-------+-------+\n");
+  /* A layout inside a composed layout: (8,8):(8,1) at (2,0) + (m,n). */
+  char *table = fly_composed_table(&A, comp("(8,8):(8,1) o (2,0) o (2,2):(1@0,1@1)"));
+  assert_non_null(table);
+  assert_int_equal(count(table, "| 16 | 17 |"), 1);
+  assert_int_equal(count(table, "| 24 | 25 |"), 1);
+}
+
 static void test_table_errors(void **state) {
   (void)state;
   expect_error(fly_layout_table(&A, lay("(2,2,2):(1,2,4)")),
@@ -470,6 +487,7 @@ int main(void) {
       TEST(test_table_rank1_is_one_column),
       TEST(test_table_hierarchical_modes),
       TEST(test_table_swizzled),
+      TEST(test_table_of_coordinates),
       TEST(test_table_errors),
       TEST(test_tv_make_known_cases),
       TEST(test_tv_table),

@@ -99,6 +99,43 @@ static const char *op_ordered_and_idx2crd(FlyAlgebra *A) {
   return fly_tuple_str(A, fly_tuple_pair(A, fly_tuple_flatten(A, c), fly_tuple_int(A, v)));
 }
 
+static const char *op_identity_divide_and_values(FlyAlgebra *A) {
+  FlyLayout *I = fly_layout_identity(A, fly_parse_tuple(A, S("(8,(2,3))")));
+  FlyLayout *Z = fly_layout_zipped_divide(A, I, fly_parse_tiler(A, S("(2,(2,3))")));
+  FlyTuple *off = NULL;
+  FlyLayout *s = fly_layout_slice_and_offset(A, fly_parse_tuple(A, S("(_,(1,0))")), Z, &off);
+  FlyTuple *v = fly_layout_value_at(A, fly_layout_coalesce(A, s), 5);
+  FlyTuple *sum = fly_tuple_arith(A, FLY_ARITH_ADD, off, v);
+  return fly_tuple_str(A, fly_tuple_pair(A, sum, fly_layout_coshape(A, Z)));
+}
+
+static const char *op_tuple_arithmetic(FlyAlgebra *A) {
+  FlyTuple *a = fly_tuple_arith(A, FLY_ARITH_ADD, fly_parse_tuple(A, S("1@0@1")),
+                                fly_parse_tuple(A, S("(2,(3,4))")));
+  FlyTuple *b = fly_tuple_shape_div(A, fly_parse_tuple(A, S("(4,5,6)")), fly_tuple_int(A, 40));
+  FlyTuple *c =
+      fly_tuple_ceil_div_tuple(A, fly_parse_tuple(A, S("(4,6)")), fly_parse_tuple(A, S("(3,4)")));
+  FlyTuple *e[3] = {a, b, fly_tuple_product_each(A, c)};
+  return fly_tuple_str(A, fly_tuple_seq(A, 3, e));
+}
+
+static const char *op_layouts_after_others(FlyAlgebra *A) {
+  FlyLayout *L = fly_parse_layout(A, S("((2,2),4,8):((1,64),8,256)"));
+  FlyLayout *F = fly_layout_fragment_like(A, L);
+  FlyLayout *T =
+      fly_layout_tile_to_shape(A, fly_layout_like(A, fly_parse_layout(A, S("(8,8):(8,1)"))),
+                               fly_parse_tuple(A, S("(32,16)")), NULL);
+  FlyTuple *c = fly_layout_flat_coord(A, F, 77);
+  return fly_layout_str(A, fly_layout_pair(A, F, T)) && c ? fly_tuple_str(A, c) : NULL;
+}
+
+static const char *op_composed_with_a_layout(FlyAlgebra *A) {
+  FlyComposed *C = fly_parse_composed(A, S("(8,8):(8,1) o (2,0) o (4,4):(1@0,1@1)"));
+  FlyComposed *s = fly_composed_slice(A, fly_parse_tuple(A, S("(1,_)")), C);
+  FlyTuple *v = fly_composed_value(A, fly_parse_tuple(A, S("3")), s);
+  return v ? fly_composed_str(A, s) : NULL;
+}
+
 /* Printing alone: the value is built first, only the printer's allocations
  * are made to fail. */
 static const char *op_print_only(FlyAlgebra *A) {
@@ -192,6 +229,16 @@ static void test_oom_inverses_and_coalesce(void **state) {
   (void)state;
   check_operation(op_inverses_and_coalesce, "inverses + coalesce",
                   "((2,2),(2,4,2,3)):((1,4),(1,4,2,8))");
+}
+
+static void test_oom_basis_strides(void **state) {
+  (void)state;
+  check_operation(op_identity_divide_and_values, "identity, divide, slice and values",
+                  "((3,(0,1)),(8,(2,3)))");
+  check_operation(op_tuple_arithmetic, "tuple arithmetic", "((2,(4,4)),(1,1,3),(2,2))");
+  check_operation(op_layouts_after_others, "layouts after others", "(1,3,4)");
+  check_operation(op_composed_with_a_layout, "composed with a layout inside",
+                  "(8,8):(8,1) o (3,0) o 4:1@1");
 }
 
 static void test_oom_composition_and_slice(void **state) {
@@ -413,6 +460,7 @@ int main(void) {
       cmocka_unit_test(test_oom_complement),
       cmocka_unit_test(test_oom_inverses_and_coalesce),
       cmocka_unit_test(test_oom_composition_and_slice),
+      cmocka_unit_test(test_oom_basis_strides),
       cmocka_unit_test(test_oom_recast_and_common_layout),
       cmocka_unit_test(test_oom_composed),
       cmocka_unit_test(test_oom_parse_value),

@@ -1831,6 +1831,226 @@ static void test_composed(void **state) {
   }
 }
 
+/* ---- identity layouts ---------------------------------------------------------- */
+
+/* A compact layout of shape: column-major, row-major or in a random order. */
+static FlyLayout *gen_compact(FlyAlgebra *A, Rng *r, FlyTuple *shape) {
+  int kind = (int)rng_range(r, 0, 2);
+  if (kind == 0)
+    return fly_layout_col_major(A, shape);
+  if (kind == 1)
+    return fly_layout_row_major(A, shape);
+  int64_t perm[MAXLEAF];
+  int k = 0;
+  random_perm(r, fly_tuple_leaf_count(shape), perm);
+  return fly_layout_ordered(A, shape, with_leaves(A, shape, perm, &k));
+}
+
+/* What an operation made of the identity layout of a shape and of a data
+ * layout L of that shape agree: for each i, the coordinate RI gives (after
+ * its offset oi, completed with zeros to the shape) is where L has the
+ * index RL gives (after its offset ol). */
+static void check_same_coords(FlyAlgebra *A, const FlyLayout *L, const FlyTuple *zero,
+                              const FlyLayout *RI, const FlyTuple *oi, const FlyLayout *RL,
+                              int64_t ol, const char *what) {
+  int64_t n = size_of(RI);
+  CHECK(n == size_of(RL), "%s: sizes %lld and %lld differ", what, (long long)n,
+        (long long)size_of(RL));
+  int64_t *tl = table(A, RL, n);
+  for (int64_t i = 0; i < n; i++) {
+    FlyTuple *v = fly_layout_value_at(A, RI, i);
+    FlyTuple *c = fly_tuple_arith(A, FLY_ARITH_ADD, zero, fly_tuple_arith(A, FLY_ARITH_ADD, oi, v));
+    CHECK_OK(A, c, "the coordinate of the identity's value");
+    int64_t got = -1;
+    CHECK(fly_layout_crd2idx(A, c, L, &got) && got == ol + tl[i],
+          "%s(%lld): the identity gives %s, where L is %lld, but L's result is %lld (%s)", what,
+          (long long)i, fly_tuple_str(A, c), (long long)got, (long long)(ol + tl[i]),
+          fly_algebra_message(A));
+  }
+}
+
+static void test_identity(void **state) {
+  (void)state;
+  const uint64_t seed = 0x1de;
+  int composed = 0, divided = 0, sliced = 0, total = 1500;
+  for (int it = 0; it < total; it++) {
+    Rng r = rng_for(seed, it);
+    FlyAlgebra A;
+    session_begin(&A);
+    ctx_begin("identity", seed, it);
+    Flat f;
+    gen_leaves(&r, &f, rng_pct(&r, 80) ? 256 : 2048, 1);
+    FlyTuple *shape = nest_layout(&A, &r, &f)->shape;
+    FlyLayout *I = fly_layout_identity(&A, shape);
+    FlyLayout *L = gen_compact(&A, &r, shape);
+    CHECK_OK(&A, I && L ? I : NULL, "the identity and a compact layout");
+    ctx_layout(&A, "identity", I);
+    ctx_layout(&A, "L", L);
+    FlyTuple *zero = fly_layout_coprofile(&A, I), *coshape = fly_layout_coshape(&A, I);
+    CHECK_OK(&A, zero && coshape ? zero : NULL, "coprofile and coshape");
+    CHECK(fly_tuple_congruent(zero, shape) && fly_tuple_equal(coshape, shape),
+          "coprofile %s and coshape %s of the identity of %s", fly_tuple_str(&A, zero),
+          fly_tuple_str(&A, coshape), fly_tuple_str(&A, shape));
+
+    /* Every value is the coordinate idx2crd gives, and maps to itself. */
+    int64_t n = size_of(I);
+    FlyLayout *C = fly_layout_coalesce(&A, I);
+    CHECK_OK(&A, C, "coalesce of the identity");
+    for (int64_t i = 0; i < n; i++) {
+      FlyTuple *v = fly_layout_value_at(&A, I, i), *c = fly_tuple_idx2crd(&A, i, shape);
+      FlyTuple *back = c ? fly_layout_value(&A, c, I) : NULL;
+      FlyTuple *cv = fly_tuple_arith(&A, FLY_ARITH_ADD, zero, fly_layout_value_at(&A, C, i));
+      CHECK_OK(&A, v && back && cv ? v : NULL, "values of the identity");
+      CHECK(fly_tuple_equal(v, c) && fly_tuple_equal(back, c) && fly_tuple_equal(cv, c),
+            "identity(%lld) = %s, of its coordinate %s, coalesced %s; idx2crd gives %s",
+            (long long)i, fly_tuple_str(&A, v), fly_tuple_str(&A, back), fly_tuple_str(&A, cv),
+            fly_tuple_str(&A, c));
+    }
+
+    /* Composition with a tile of the domain. */
+    FlyLayout *B = gen_tile(&A, &r, shape, false, rng_pct(&r, 20));
+    ctx_layout(&A, "B", B);
+    FlyLayout *RI = fly_layout_composition(&A, I, B), *RL = fly_layout_composition(&A, L, B);
+    fly_algebra_clear_error(&A);
+    if (RI && RL) {
+      check_same_coords(&A, L, zero, RI, zero, RL, 0, "composition");
+      composed++;
+    }
+
+    /* The divides, by the same tiler. */
+    FlyTiler *T = gen_tiler(&A, &r, I, 0, rng_pct(&r, 40));
+    ctx_tiler(&A, "T", T);
+    FlyLayout *DI = fly_layout_logical_divide(&A, I, T), *DL = fly_layout_logical_divide(&A, L, T);
+    FlyLayout *ZI = fly_layout_zipped_divide(&A, I, T), *ZL = fly_layout_zipped_divide(&A, L, T);
+    fly_algebra_clear_error(&A);
+    if (DI && DL && ZI && ZL) {
+      ctx_layout(&A, "divided identity", DI);
+      check_same_coords(&A, L, zero, DI, zero, DL, 0, "logical_divide");
+      check_same_coords(&A, L, zero, ZI, zero, ZL, 0, "zipped_divide");
+      divided++;
+    }
+
+    /* Slices, whose offsets are a coordinate and an index. */
+    Parts p = {0, 0, {NULL}, {0}};
+    FlyTuple *crd = gen_pattern(&A, &r, shape, rng_range(&r, 0, n - 1), &p);
+    ctx_tuple(&A, "coord", crd);
+    FlyTuple *oi = NULL;
+    int64_t ol = -1;
+    FlyLayout *SI = fly_layout_slice_and_offset(&A, crd, I, &oi);
+    FlyLayout *SL = fly_layout_slice(&A, crd, L, &ol);
+    CHECK_OK(&A, SI && SL ? SI : NULL, "slices");
+    check_same_coords(&A, L, zero, SI, oi, SL, ol, "slice");
+    sliced++;
+    session_end(&A);
+  }
+  print_message("identity: %d compositions, %d divides and %d slices of %d shapes agreed\n",
+                composed, divided, sliced, total);
+  CHECK(composed > total * 9 / 10 && divided > total * 9 / 10 && sliced == total,
+        "too few admissible cases: %d compositions, %d divides, %d slices of %d", composed, divided,
+        sliced, total);
+}
+
+/* ---- compact layouts after others, and coordinates of indices ------------------- */
+
+/* Whether t[0..n) hits every integer of [0, count) (and nothing else). */
+static bool covers(FlyAlgebra *A, const int64_t *t, int64_t n, int64_t count) {
+  int64_t *u;
+  int64_t m = unique(A, t, n, &u);
+  return m == count && (m == 0 || (u[0] == 0 && u[m - 1] == count - 1));
+}
+
+static void test_like_and_coords(void **state) {
+  (void)state;
+  const uint64_t seed = 0x11ce;
+  int tiled = 0, total = 1500;
+  for (int it = 0; it < total; it++) {
+    Rng r = rng_for(seed, it);
+    FlyAlgebra A;
+    session_begin(&A);
+    ctx_begin("like_and_coords", seed, it);
+    FlyLayout *L = gen_wild(&A, &r, true);
+    ctx_layout(&A, "L", L);
+    int64_t n = size_of(L);
+    Flat f, g;
+    flat_of(L, &f);
+
+    /* make_layout_like: compact over the leaves that move, in L's order. */
+    FlyLayout *LL = fly_layout_like(&A, L);
+    CHECK_OK(&A, LL, "make_layout_like");
+    ctx_layout(&A, "layout_like", LL);
+    flat_of(LL, &g);
+    CHECK(fly_tuple_equal(LL->shape, L->shape), "the shape changed");
+    int64_t moving = 1;
+    for (int i = 0; i < f.n; i++) {
+      if (f.d[i] != 0 && f.s[i] > 1)
+        moving *= f.s[i];
+      CHECK(f.d[i] != 0 || g.d[i] == 0, "leaf %d of stride 0 got stride %lld", i,
+            (long long)g.d[i]);
+      for (int j = 0; j < f.n; j++)
+        if (f.d[i] != 0 && f.d[j] != 0 && f.s[i] > 1 && f.s[j] > 1 && f.d[i] < f.d[j])
+          CHECK(g.d[i] < g.d[j], "leaves %d and %d changed order", i, j);
+    }
+    CHECK(covers(&A, table(&A, LL, n), n, moving), "layout_like is not compact");
+
+    /* make_fragment_like: compact but for mode 0's broadcast leaves. */
+    FlyLayout *F = fly_layout_fragment_like(&A, L);
+    CHECK_OK(&A, F, "make_fragment_like");
+    ctx_layout(&A, "fragment_like", F);
+    CHECK(fly_tuple_equal(F->shape, L->shape), "the fragment's shape changed");
+    int64_t broadcast = 1;
+    if (fly_layout_rank(L) > 1) {
+      Flat m0;
+      flat_of(mode(&A, L, 0), &m0);
+      for (int i = 0; i < m0.n; i++)
+        broadcast *= m0.d[i] == 0 ? m0.s[i] : 1;
+    }
+    CHECK(covers(&A, table(&A, F, n), n, n / broadcast), "the fragment is not compact");
+
+    /* The coordinates of a compact layout's indices. */
+    FlyLayout *C = gen_compact(&A, &r, L->shape);
+    CHECK_OK(&A, C, "a compact layout");
+    ctx_layout(&A, "compact", C);
+    int64_t *tc = table(&A, C, n);
+    for (int64_t i = 0; i < n; i++) {
+      FlyTuple *h = fly_layout_hier_coord(&A, C, tc[i]), *want = fly_tuple_idx2crd(&A, i, C->shape);
+      FlyTuple *flat = fly_layout_flat_coord(&A, C, tc[i]);
+      int64_t one = -1, back = -1;
+      CHECK_OK(&A, h && want && flat ? h : NULL, "get_hier_coord and get_flat_coord");
+      CHECK(fly_tuple_equal(h, want) && fly_layout_1d_coord(&A, C, tc[i], &one) && one == i &&
+                fly_layout_crd2idx(&A, flat, C, &back) && back == tc[i],
+            "index %lld: hier %s (want %s), 1d %lld, flat %s", (long long)tc[i],
+            fly_tuple_str(&A, h), fly_tuple_str(&A, want), (long long)one, fly_tuple_str(&A, flat));
+    }
+
+    /* tile_to_shape of a compact block fills the target, compactly. */
+    FlyTuple *block_shape = fly_tuple_is_seq(C->shape) && C->shape->n <= 3 ? C->shape : NULL;
+    if (block_shape && n <= 256) {
+      int rank = block_shape->n + (int)rng_range(&r, 0, 1);
+      FlyTuple *e[4];
+      int64_t want = 1;
+      for (int i = 0; i < rank; i++) {
+        int64_t m = i < block_shape->n ? tuple_size(block_shape->elem[i]) : 1;
+        int64_t k = rng_range(&r, 1, 3);
+        e[i] = fly_tuple_int(&A, m * k);
+        want *= m * k;
+      }
+      FlyTuple *target = fly_tuple_seq(&A, rank, e);
+      ctx_tuple(&A, "target", target);
+      FlyLayout *T = fly_layout_tile_to_shape(&A, C, target, NULL);
+      CHECK_OK(&A, T, "tile_to_shape");
+      ctx_layout(&A, "tiled", T);
+      FlyTuple *sizes = fly_tuple_product_each(&A, T->shape);
+      CHECK(sizes && fly_tuple_equal(sizes, target), "tile_to_shape gave the sizes %s",
+            fly_tuple_str(&A, sizes));
+      CHECK(covers(&A, table(&A, T, want), want, want), "tile_to_shape is not compact");
+      tiled++;
+    }
+    session_end(&A);
+  }
+  print_message("like_and_coords: %d of %d blocks tiled to a shape\n", tiled, total);
+  CHECK(tiled > total / 4, "too few blocks tiled: %d", tiled);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_roundtrip),     cmocka_unit_test(test_eval_crd2idx),
@@ -1841,7 +2061,8 @@ int main(void) {
       cmocka_unit_test(test_logical_product),    cmocka_unit_test(test_blocked_raked_product),
       cmocka_unit_test(test_slice_dice),         cmocka_unit_test(test_recast),
       cmocka_unit_test(test_max_common_vector),  cmocka_unit_test(test_swizzle),
-      cmocka_unit_test(test_composed),
+      cmocka_unit_test(test_composed),           cmocka_unit_test(test_identity),
+      cmocka_unit_test(test_like_and_coords),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

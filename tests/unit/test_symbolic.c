@@ -171,11 +171,100 @@ static void agree_with_the_algebra(void **state) {
   }
 }
 
+/* The values of a layout with basis strides are coordinates, one FlySym per
+   leaf of its coprofile. */
+static void basis_strides_give_coordinates(void **state) {
+  (void)state;
+  FlySym out[8];
+  /* The identity tensor of a runtime shape: coordinate (i,j) is (i,j). */
+  FlyLayout *I = pattern("(?,?):(1@0,1@1)");
+  FlyTuple *profile = fly_layout_coprofile(&A, I);
+  expect_tuple(profile, "(0,0)");
+  FlyTuple *c = fly_parse_tuple_pattern(&A, "(?,?)", 5);
+  c->elem[0]->sym = "i";
+  c->elem[1]->sym = "j";
+  assert_int_equal(fly_sym_crd2coord(&ops, c, I->shape, I->stride, profile, out, 8), 2);
+  assert_string_equal(text_of(out[0]), "i");
+  assert_string_equal(text_of(out[1]), "j");
+  /* A 1-D runtime index into a static identity splits column-major. */
+  FlyLayout *S = lay("(4,(2,3)):(1@0,(1@0@1,1@1@1))");
+  FlyTuple *t = fly_parse_tuple_pattern(&A, "?", 1);
+  t->sym = "t";
+  profile = fly_layout_coprofile(&A, S);
+  assert_int_equal(fly_sym_crd2coord(&ops, t, S->shape, S->stride, profile, out, 8), 3);
+  assert_string_equal(text_of(out[0]), "t % 4");
+  assert_string_equal(text_of(out[1]), "t / 4 % 2");
+  assert_string_equal(text_of(out[2]), "t / 4 / 2");
+  /* A thread's tile of a divided identity: the element (i,j) of tile (3,1)
+     of (8,6) in tiles of (2,3) is at (i + 6, j + 3). */
+  FlyLayout *Z = fly_layout_zipped_divide(&A, lay("(8,6):(1@0,1@1)"), til("(2,3)"));
+  expect_layout(Z, "((2,3),(4,2)):((1@0,1@1),(2@0,3@1))");
+  FlyTuple *zc = fly_parse_tuple_pattern(&A, "((?,?),(3,1))", 13);
+  zc->elem[0]->elem[0]->sym = "i";
+  zc->elem[0]->elem[1]->sym = "j";
+  profile = fly_layout_coprofile(&A, Z);
+  assert_int_equal(fly_sym_crd2coord(&ops, zc, Z->shape, Z->stride, profile, out, 8), 2);
+  assert_string_equal(text_of(out[0]), "(i + 6)");
+  assert_string_equal(text_of(out[1]), "(j + 3)");
+  /* Zeros beside basis elements add nothing; `_` neither. */
+  FlyLayout *B = lay("(4,2,3):(1@1,0,2@0)");
+  FlyTuple *bc = fly_parse_tuple_pattern(&A, "(?,?,_)", 7);
+  bc->elem[0]->sym = "x";
+  bc->elem[1]->sym = "y";
+  assert_int_equal(
+      fly_sym_crd2coord(&ops, bc, B->shape, B->stride, fly_layout_coprofile(&A, B), out, 8), 2);
+  assert_string_equal(text_of(out[0]), "0");
+  assert_string_equal(text_of(out[1]), "x");
+  /* An integer profile: the index, as fly_sym_crd2idx gives it. */
+  FlyLayout *L = pattern("(8,?):(?,1)");
+  assert_int_equal(fly_sym_crd2coord(&ops, tup("(3,5)"), L->shape, L->stride, tup("0"), out, 8), 1);
+  assert_string_equal(text_of(out[0]), "((3 * b) + 5)");
+  /* Refused: more modes than the shape, a runtime stride beside basis
+     elements, a basis stride in fly_sym_crd2idx. */
+  assert_int_equal(
+      fly_sym_crd2coord(&ops, tup("(1,2,3)"), I->shape, I->stride, tup("(0,0)"), out, 8), -1);
+  FlyLayout *R = pattern("(4,4):(1@0,?)");
+  assert_int_equal(fly_sym_crd2coord(&ops, tup("(1,2)"), R->shape, R->stride,
+                                     fly_layout_coprofile(&A, R), out, 8),
+                   -1);
+  assert_int_equal(
+      fly_sym_crd2coord(&ops, tup("(1,2)"), I->shape, I->stride, tup("(0,(0))"), out, 8), -1);
+  FlySym off;
+  assert_false(fly_sym_crd2idx(&ops, tup("(1,2)"), S->shape, S->stride, &off));
+}
+
+/* With every leaf static, fly_sym_crd2coord is fly_layout_value_at. */
+static void coordinates_agree_with_the_algebra(void **state) {
+  (void)state;
+  const char *layouts[] = {"(4,(2,3)):(1@0,(1@0@1,1@1@1))", "((2,4),(3,2)):((1@0,2@0),(1@1,3@1))",
+                           "(3,2,2):(2@1,0,-1@0)", "((2,2),3):((1,4),8)"};
+  for (size_t k = 0; k < sizeof layouts / sizeof layouts[0]; k++) {
+    FlyLayout *L = lay(layouts[k]);
+    FlyTuple *profile = fly_layout_coprofile(&A, L);
+    int64_t size;
+    assert_true(fly_layout_size(&A, L, &size));
+    for (int64_t i = 0; i < size; i++) {
+      FlySym out[8];
+      int n = fly_sym_crd2coord(&ops, fly_tuple_int(&A, i), L->shape, L->stride, profile, out, 8);
+      FlyTuple *want = fly_tuple_flatten(&A, fly_layout_value_at(&A, L, i));
+      assert_int_equal(n, want->n);
+      for (int j = 0; j < n; j++) {
+        assert_true(fly_sym_is_const(out[j]));
+        assert_int_equal(out[j].c, want->elem[j]->value);
+      }
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      TEST(patterns_keep_their_structure),  TEST(patterns_are_refused_elsewhere),
-      TEST(static_layouts_fold_to_numbers), TEST(runtime_leaves_become_expressions),
+      TEST(patterns_keep_their_structure),
+      TEST(patterns_are_refused_elsewhere),
+      TEST(static_layouts_fold_to_numbers),
+      TEST(runtime_leaves_become_expressions),
       TEST(agree_with_the_algebra),
+      TEST(basis_strides_give_coordinates),
+      TEST(coordinates_agree_with_the_algebra),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
