@@ -88,7 +88,7 @@
     "atomic_cas" "fence" "load" "store" "zeros_like" "universal" "copy_atom" "mma_atom"
     "tiled_copy" "tiled_mma" "partition_S" "partition_D" "partition_A" "partition_B"
     "partition_C" "partition_fragment_A" "partition_fragment_B"
-    "partition_fragment_C" "retile" "copy" "gemm")
+    "partition_fragment_C" "retile" "make_identity_tensor" "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
 ;; END flyc vocabulary
 

@@ -78,6 +78,18 @@ const FlyVal *fly_ceil_div_tuples(FlyInterp *I, const FlyArgs *a);
 
 /* ---- tensors (fly_builtins_tensor.c) ---- */
 
+/* Identity tensors (fly_identity.c): whether v is one; the view `result`
+   of t sliced at crd, or partitioned for thread thr, with its origin moved
+   to match; an element's coordinate; elem_less of runtime leaves. */
+bool fly_is_identity(const FlyVal *v);
+const FlyVal *fly_identity_index(FlyInterp *I, const FlyVal *t, const FlyVal *result,
+                                 const FlyVal *crd, const FlyNode *at);
+const FlyVal *fly_identity_partition(FlyInterp *I, const FlyVal *t, const FlyVal *result,
+                                     const FlyObject *thr, const FlyNode *at);
+const FlyVal *fly_identity_load(FlyInterp *I, const FlyVal *t, const FlyNode *at);
+const FlyVal *fly_elem_less_runtime(FlyInterp *I, const FlyVal *c, const FlyVal *s,
+                                    const FlyNode *at);
+
 /* composition(t, L) and recast(t, T): views of a tensor's memory. */
 const FlyVal *fly_tensor_compose(FlyInterp *I, const FlyArgs *a);
 const FlyVal *fly_tensor_recast(FlyInterp *I, const FlyArgs *a);

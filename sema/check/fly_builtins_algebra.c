@@ -712,6 +712,8 @@ const FlyVal *fly_builtin_shape_div(FlyInterp *I, const FlyArgs *a) {
 }
 
 const FlyVal *fly_builtin_elem_less(FlyInterp *I, const FlyArgs *a) {
+  if (!fly_val_is_static(a->v[0]) || !fly_val_is_static(a->v[1]))
+    return fly_elem_less_runtime(I, a->v[0], a->v[1], a->call);
   FlyTuple *x = T_arg(I, a, 0, "a coordinate"), *y = x ? T_arg(I, a, 1, "a shape") : NULL;
   bool less;
   if (!y)

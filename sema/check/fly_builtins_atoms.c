@@ -274,11 +274,23 @@ static const FlyVal *copy_partition(FlyInterp *I, const FlyArgs *a, const char *
   return fly_tensor_like(I, t, sh, fly_runtime_like(I, sh, a->call, "a stride given at launch"));
 }
 
+/* An identity tensor's partition is the same algebra, and its origin moves
+   to the thread's first coordinate (a data tensor's pointer moves in the
+   lowering). */
+static const FlyVal *identity_partition(FlyInterp *I, const FlyArgs *a, const char *fn) {
+  const FlyVal *r = copy_partition(I, a, fn);
+  return r ? fly_identity_partition(I, a->v[1], r, &a->v[0]->object, a->call) : NULL;
+}
+
 const FlyVal *fly_builtin_partition_S(FlyInterp *I, const FlyArgs *a) {
+  if (fly_is_identity(a->v[1]))
+    return identity_partition(I, a, "partition_S");
   return fly_emit_value(I, copy_partition(I, a, "partition_S"), FLY_OPCODE_PARTITION_S, 2, a->v,
                         a->call);
 }
 const FlyVal *fly_builtin_partition_D(FlyInterp *I, const FlyArgs *a) {
+  if (fly_is_identity(a->v[1]))
+    return identity_partition(I, a, "partition_D");
   return fly_emit_value(I, copy_partition(I, a, "partition_D"), FLY_OPCODE_PARTITION_D, 2, a->v,
                         a->call);
 }
@@ -473,6 +485,11 @@ const FlyVal *fly_builtin_copy(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *dst = src ? fly_arg_tensor(I, a, 2, "copy") : NULL;
   if (!dst)
     return NULL;
+  for (int i = 1; i <= 2; i++)
+    if (fly_is_identity(a->v[i]))
+      return fly_err(I, a->node[i],
+                     "an identity tensor holds coordinates, not memory: load its "
+                     "elements' coordinates with c[i].load() instead");
   const FlyType *elem = tiled ? atom->object.base->object.elem : atom->object.elem;
   for (int i = 1; i <= 2; i++)
     if (!fly_type_equal(a->v[i]->tensor.elem, elem))

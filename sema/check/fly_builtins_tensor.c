@@ -39,6 +39,7 @@ const FlyVal *fly_tensor_like(FlyInterp *I, const FlyVal *like, const FlyVal *sh
   if (v) {
     v->tensor.swizzled = like->tensor.swizzled;
     v->tensor.swizzle = like->tensor.swizzle;
+    v->tensor.origin = like->tensor.origin;
   }
   return v;
 }
@@ -156,6 +157,8 @@ const FlyVal *fly_index_tensor(FlyInterp *I, const FlyVal *t, int n, const FlyVa
                                const FlyNode *at) {
   const FlyVal *c = n == 1 ? idx[0] : fly_val_tuple(&I->A, n, idx);
   const FlyVal *args[2] = {t, c};
+  if (c && fly_is_identity(t))
+    return fly_identity_index(I, t, index_tensor(I, t, c, at), c, at);
   return c ? fly_emit_value(I, index_tensor(I, t, c, at), FLY_OPCODE_INDEX, 2, args, at) : NULL;
 }
 
@@ -231,6 +234,10 @@ static const FlyVal *tiles_of(FlyInterp *I, const FlyVal *s, int64_t n, const Fl
 static const FlyVal *scaled_stride(FlyInterp *I, const FlyVal *d, int64_t n, const FlyNode *at) {
   if (d->kind == FLY_V_INT)
     return fly_val_int(&I->A, d->i * n, NULL);
+  if (d->kind == FLY_V_BASIS) { /* an identity tensor's: n@i */
+    FlyTuple *s = fly_tuple_arith(&I->A, FLY_ARITH_MUL, d->basis, fly_tuple_int(&I->A, n));
+    return s ? fly_tuple_to_val(I, s) : fly_err_algebra(I, at);
+  }
   if (n == 1)
     return d;
   return leaf_op(I, FLY_OPCODE_MUL, d, n, at,
@@ -515,6 +522,8 @@ const FlyVal *fly_builtin_load(FlyInterp *I, const FlyArgs *a) {
   if (I->in_launch)
     return fly_err(I, a->call, "load() runs on the GPU; a launch block runs on the host");
   const FlyVal *t = fly_arg_tensor(I, a, 0, "load");
+  if (fly_is_identity(t))
+    return fly_identity_load(I, t, a->call);
   if (t && !fly_access_is_plain(a))
     return fly_ordered_load(I, a);
   const FlyType *vt = t ? fly_tensor_value_type(I, t, a->call, "load()") : NULL;
@@ -538,6 +547,10 @@ const FlyVal *fly_store_value(FlyInterp *I, const FlyArgs *a, const FlyVal *t, c
 
 const FlyVal *fly_builtin_store(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *t = fly_arg_tensor(I, a, 0, "store");
+  if (fly_is_identity(t))
+    return fly_err(I, a->node[0],
+                   "an identity tensor holds coordinates, not memory: it cannot "
+                   "be stored to");
   if (t && !fly_access_is_plain(a)) {
     if (I->in_launch)
       return fly_err(I, a->call, "store() runs on the GPU; a launch block runs on the host");

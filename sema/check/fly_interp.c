@@ -199,6 +199,10 @@ const FlyVal *fly_emit_value(FlyInterp *I, const FlyVal *v, FlyOpcode op, int n,
   }
   if (!I->emit || !v)
     return v;
+  /* An identity tensor is the interpreter's alone: its views are algebra,
+     and what moves its origin was emitted as integer arithmetic. */
+  if (v->kind == FLY_V_TENSOR && v->tensor.space == FLY_SPACE_COORD)
+    return v;
   if (!I->emit->value(I->emit->ctx, (FlyVal *)v, op, n, args, at)) {
     I->aborted = true;
     return NULL;

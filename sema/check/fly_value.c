@@ -576,7 +576,10 @@ static void put_layout_pattern(FlyStrBuf *sb, const FlyVal *shape, const FlyVal 
 }
 
 static const char *space_ctor(FlySpace s) {
-  return s == FLY_SPACE_SHARED ? "smem" : s == FLY_SPACE_REGISTER ? "rmem" : "tensor";
+  return s == FLY_SPACE_SHARED     ? "smem"
+         : s == FLY_SPACE_REGISTER ? "rmem"
+         : s == FLY_SPACE_COORD    ? "coords"
+                                   : "tensor";
 }
 
 static void put_type(FlyStrBuf *sb, const FlyType *t) {
@@ -880,6 +883,7 @@ char *fly_val_describe(FlyAlgebra *A, const FlyVal *v) {
   case FLY_V_TENSOR:
     fly_sb_puts(&sb, v->tensor.space == FLY_SPACE_SHARED     ? "a tensor in shared memory"
                      : v->tensor.space == FLY_SPACE_REGISTER ? "a register fragment"
+                     : v->tensor.space == FLY_SPACE_COORD    ? "an identity tensor (coordinates)"
                                                              : "a tensor in global memory");
     break;
   case FLY_V_FN:

@@ -32,6 +32,7 @@ typedef enum FlySpace {
   FLY_SPACE_GLOBAL,
   FLY_SPACE_SHARED,
   FLY_SPACE_REGISTER,
+  FLY_SPACE_COORD, /* no memory: an identity tensor's elements are coordinates */
 } FlySpace;
 
 typedef struct FlyVal FlyVal;
@@ -89,6 +90,10 @@ typedef struct FlyTensor {
      as CuTe's swizzled shared-memory pointers do. */
   bool swizzled;
   FlySwizzle swizzle;
+  /* FLY_SPACE_COORD: the coordinate of element 0 (NULL: the origin), a
+     tuple of static or runtime integers; the strides are basis elements, and
+     element c is origin + the layout's value at c (fly_identity.c). */
+  const FlyVal *origin;
 } FlyTensor;
 
 typedef enum FlyObjectKind {

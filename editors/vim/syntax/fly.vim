@@ -65,7 +65,7 @@ syn match   flyBuiltinFunction "\<\%(atomic_umin\|atomic_umax\|atomic_and\|atomi
 syn match   flyBuiltinFunction "\<\%(atomic_cas\|fence\|load\|store\|zeros_like\|universal\|copy_atom\|mma_atom\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(tiled_copy\|tiled_mma\|partition_S\|partition_D\|partition_A\|partition_B\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(partition_C\|partition_fragment_A\|partition_fragment_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_fragment_C\|retile\|copy\|gemm\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_fragment_C\|retile\|make_identity_tensor\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
 " The fields of a launch block, launch k { grid = ...; block = ...; shared
