@@ -79,6 +79,18 @@ irdl.dialect @fly {
   }
   irdl.operation @alloc_smem {
     %c0 = irdl.base @fly::@memref
+    %c1 = irdl.is i32
+    irdl.operands(leaves: variadic %c1)
+    irdl.results(result: %c0)
+  }
+  irdl.operation @smem_launch_size {
+    %c0 = irdl.is i32
+    %i = irdl.base "#builtin.integer"
+    irdl.results(result: %c0)
+    irdl.attributes { "elem_bytes" = %i }
+  }
+  irdl.operation @smem_launch_base {
+    %c0 = irdl.any
     irdl.results(result: %c0)
   }
   irdl.operation @alloc_reg {

@@ -388,3 +388,36 @@ int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing) 
   return mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a) ? missing
                                                                : mlirIntegerAttrGetValueInt(a);
 }
+
+void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym) {
+  MlirContext ctx = b->m->ctx;
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o)) {
+    MlirAttribute n =
+        mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
+    if (fly_lower_is(o, "llvm.mlir.global") && !mlirAttributeIsNull(n) &&
+        mlirAttributeIsAString(n) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(n), mlirStringRefCreateFromCString(sym)))
+      return;
+  }
+  FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
+  MlirNamedAttribute ga[5] = {
+      fly_mlir_named(b->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
+      fly_mlir_named(b->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 16)),
+      fly_mlir_named(b->m, "global_type",
+                     mlirTypeAttrGet(fly_mlir_type(b->m, "!llvm.array<0 x i8>"))),
+      fly_mlir_named(b->m, "linkage", fly_build_attr(b, "#llvm.linkage<external>")),
+      fly_mlir_named(b->m, "sym_name", fly_mlir_str_attr(b->m, sym))};
+  MlirRegion init = mlirRegionCreate();
+  fly_mlir_op(b->m, top, b->loc, "llvm.mlir.global", 0, NULL, 0, NULL, 5, ga, 1, &init);
+}
+
+MlirValue fly_build_addressof(FlyBuild *b, const char *sym, int addr_space) {
+  char text[32];
+  snprintf(text, sizeof text, "!llvm.ptr<%d>", addr_space);
+  MlirNamedAttribute gn =
+      fly_mlir_named(b->m, "global_name",
+                     mlirFlatSymbolRefAttrGet(b->m->ctx, mlirStringRefCreateFromCString(sym)));
+  return fly_build_op1(b, "llvm.mlir.addressof", fly_mlir_type(b->m, text), 0, NULL, 1, &gn);
+}

@@ -141,4 +141,11 @@ int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing);
    fly.arg_align, and llvm.align on its pointers). */
 bool fly_lower_aligned(FlyBuild *b, MlirValue ptr, int64_t bytes);
 
+/* An external, 16-aligned array of no size in shared memory (address space
+   3) named sym in the gpu.module gm, declared once: the dynamic shared
+   memory, whose size the launch gives. */
+void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym);
+/* The address of the global sym, a pointer in addr_space. */
+MlirValue fly_build_addressof(FlyBuild *b, const char *sym, int addr_space);
+
 #endif

@@ -282,6 +282,26 @@ static void rewrite(FlyBuild *b, MlirOperation op) {
   (void)op;
 }
 
+/* The launch's shared memory past the kernel's tiles: the dynamic shared
+   memory holds the tiles first (fly.static_shared bytes, 16-aligned), then
+   what the launch's rule asked for; %dynamic_smem_size is the whole. */
+static MlirValue launch_smem(FlyBuild *b, MlirOperation fn, MlirValue *bytes) {
+  static const char sym[] = "__fly_dynamic_smem";
+  MlirOperation gm = mlirOperationGetParentOperation(fn);
+  fly_build_extern_shared(b, gm, sym);
+  MlirAttribute used =
+      mlirOperationGetAttributeByName(fn, mlirStringRefCreateFromCString("fly.static_shared"));
+  int64_t at = mlirAttributeIsNull(used) ? 0 : mlirIntegerAttrGetValueInt(used);
+  at = (at + 15) / 16 * 16;
+  MlirValue base = fly_build_addressof(b, sym, 3);
+  if (bytes) {
+    MlirValue total = fly_build_intrinsic0(b, "llvm.nvvm.read.ptx.sreg.dynamic_smem_size", b->i32);
+    MlirValue v[2] = {total, fly_build_i32(b, at)};
+    *bytes = fly_build_op1(b, "arith.subi", b->i32, 2, v, 0, NULL);
+  }
+  return fly_build_gep(b, base, mlirIntegerTypeGet(b->m->ctx, 8), fly_sym_const(at));
+}
+
 const FlyTargetHooks fly_nvvm_hooks = {.vendor = FLY_VENDOR_NVIDIA,
                                        .mma = mma,
                                        .log2 = nv_log2,
@@ -291,4 +311,5 @@ const FlyTargetHooks fly_nvvm_hooks = {.vendor = FLY_VENDOR_NVIDIA,
                                        .wants = wants,
                                        .rewrite = rewrite,
                                        .syncscope = syncscope,
-                                       .atomic_rmw = atomic_rmw};
+                                       .atomic_rmw = atomic_rmw,
+                                       .launch_smem = launch_smem};

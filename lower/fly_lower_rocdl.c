@@ -270,6 +270,30 @@ static MlirValue atomic_rmw(FlyBuild *b, const FlyAtomicRmw *a) {
   return fly_build_atomicrmw(b, a, syncscope(a->scope), n, at);
 }
 
+/* The launch's LDS past the kernel's tiles: LLVM places an external LDS
+   array of no size after every static one, and the dispatch packet's
+   group_segment_size (u32 at byte 24) is the whole, static included. */
+static MlirValue launch_smem(FlyBuild *b, MlirOperation fn, MlirValue *bytes) {
+  static const char sym[] = "__fly_launch_lds";
+  fly_build_extern_shared(b, mlirOperationGetParentOperation(fn), sym);
+  if (bytes) {
+    MlirType i8 = mlirIntegerTypeGet(b->m->ctx, 8);
+    MlirValue packet =
+        fly_build_intrinsic0(b, "llvm.amdgcn.dispatch.ptr", fly_mlir_type(b->m, "!llvm.ptr<4>"));
+    MlirValue total = fly_build_load(b, b->i32, fly_build_gep(b, packet, i8, fly_sym_const(24)), 4);
+    /* The array starts 16-aligned after the static LDS: rounding up never
+       counts bytes past the end. */
+    MlirValue fixed = fly_build_intrinsic0(b, "llvm.amdgcn.groupstaticsize", b->i32);
+    MlirValue up[2] = {fixed, fly_build_i32(b, 15)};
+    fixed = fly_build_op1(b, "arith.addi", b->i32, 2, up, 0, NULL);
+    MlirValue mask[2] = {fixed, fly_build_i32(b, -16)};
+    fixed = fly_build_op1(b, "arith.andi", b->i32, 2, mask, 0, NULL);
+    MlirValue v[2] = {total, fixed};
+    *bytes = fly_build_op1(b, "arith.subi", b->i32, 2, v, 0, NULL);
+  }
+  return fly_build_addressof(b, sym, 3);
+}
+
 const FlyTargetHooks fly_rocdl_hooks = {.vendor = FLY_VENDOR_AMD,
                                         .mma = mma,
                                         .log2 = log2_,
@@ -279,4 +303,5 @@ const FlyTargetHooks fly_rocdl_hooks = {.vendor = FLY_VENDOR_AMD,
                                         .wants = wants,
                                         .rewrite = rewrite,
                                         .syncscope = syncscope,
-                                        .atomic_rmw = atomic_rmw};
+                                        .atomic_rmw = atomic_rmw,
+                                        .launch_smem = launch_smem};

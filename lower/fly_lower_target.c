@@ -11,16 +11,17 @@
 
 typedef void (*Rewrite)(FlyBuild *b, MlirOperation op);
 
+static void launch_smem(FlyBuild *b, MlirOperation op);
+
 /* The Fly operations this pass rewrites; the ones that make values (memrefs
    and atoms), which it keeps until their users are gone. */
 static const struct {
   const char *name;
   Rewrite rewrite;
 } fly_ops[] = {
-    {"fly.copy", fly_lower_copy},
-    {"fly.copy_if", fly_lower_copy},
-    {"fly.load", fly_lower_load},
-    {"fly.store", fly_lower_store},
+    {"fly.copy", fly_lower_copy},          {"fly.copy_if", fly_lower_copy},
+    {"fly.smem_launch_base", launch_smem}, {"fly.smem_launch_size", launch_smem},
+    {"fly.load", fly_lower_load},          {"fly.store", fly_lower_store},
 };
 static const char *const makers[] = {"fly.make_memref", "fly.make_copy_atom", "fly.make_mma_atom",
                                      "fly.make_tiled_copy", "fly.make_tiled_mma"};
@@ -70,6 +71,34 @@ static bool unused(MlirOperation op) {
     if (!mlirOpOperandIsNull(mlirValueGetFirstUse(mlirOperationGetResult(op, i))))
       return false;
   return true;
+}
+
+MlirValue fly_build_intrinsic0(FlyBuild *b, const char *name, MlirType t) {
+  MlirNamedAttribute a[3] = {
+      fly_mlir_named(b->m, "intrin", fly_mlir_str_attr(b->m, name)),
+      fly_mlir_named(b->m, "op_bundle_sizes", fly_build_attr(b, "array<i32>")),
+      fly_mlir_named(b->m, "operandSegmentSizes", fly_build_attr(b, "array<i32: 0, 0>"))};
+  return fly_build_op1(b, "llvm.call_intrinsic", t, 0, NULL, 3, a);
+}
+
+/* smem<T>(?): fly.smem_launch_base, its start, and fly.smem_launch_size, its
+   elements (the bytes the launch gives over T's size). */
+static void launch_smem(FlyBuild *b, MlirOperation op) {
+  MlirOperation fn = mlirOperationGetParentOperation(op);
+  while (!mlirOperationIsNull(fn) && !fly_lower_is(fn, "gpu.func"))
+    fn = mlirOperationGetParentOperation(fn);
+  if (mlirOperationIsNull(fn))
+    return fly_build_error(b, "internal error: shared memory outside a kernel");
+  bool size = fly_lower_is(op, "fly.smem_launch_size");
+  MlirValue bytes = {NULL};
+  MlirValue r = hooks->launch_smem(b, fn, size ? &bytes : NULL);
+  if (size) {
+    int64_t eb = fly_lower_int_attr(op, "elem_bytes", 1);
+    MlirValue v[2] = {bytes, fly_build_i32(b, eb > 0 ? eb : 1)};
+    r = fly_build_op1(b, "arith.divui", b->i32, 2, v, 0, NULL);
+  }
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
+  mlirOperationDestroy(op);
 }
 
 static void rewrite(FlyBuild *b, MlirOperation op, bool *kept) {

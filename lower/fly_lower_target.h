@@ -73,7 +73,15 @@ typedef struct FlyTargetHooks {
   const char *(*syncscope)(FlyMemScope s);
   /* An atomic read-modify-write; its result, the value before. */
   MlirValue (*atomic_rmw)(FlyBuild *b, const FlyAtomicRmw *a);
+  /* The shared memory the launch gives beyond the kernel fn's own tiles
+     (smem<T>(?)): where it starts (!llvm.ptr<3>), and its bytes, an i32,
+     in *bytes when bytes is not NULL. */
+  MlirValue (*launch_smem)(FlyBuild *b, MlirOperation fn, MlirValue *bytes);
 } FlyTargetHooks;
+
+/* ---- fly_lower_target.c ---- */
+/* An LLVM intrinsic of no operands and one i32 or pointer result. */
+MlirValue fly_build_intrinsic0(FlyBuild *b, const char *name, MlirType t);
 
 /* The target of the gpu.module op is in (its nvvm or rocdl target's chip),
    or NULL when it has none that Fly knows. */

@@ -118,28 +118,7 @@ static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOper
   if (mlirOperationIsNull(fn))
     return fly_build_error(b, "internal error: a shared tile outside a kernel");
   static const char sym[] = "__fly_dynamic_smem";
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
-  bool declared = false;
-  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o) && !declared;
-       o = mlirOperationGetNextInBlock(o)) {
-    MlirAttribute n =
-        mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
-    declared = fly_lower_is(o, "llvm.mlir.global") && !mlirAttributeIsNull(n) &&
-               mlirAttributeIsAString(n) &&
-               mlirStringRefEqual(mlirStringAttrGetValue(n), mlirStringRefCreateFromCString(sym));
-  }
-  if (!declared) {
-    FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
-    MlirNamedAttribute ga[5] = {
-        fly_mlir_named(w->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
-        fly_mlir_named(w->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 16)),
-        fly_mlir_named(w->m, "global_type",
-                       mlirTypeAttrGet(fly_mlir_type(w->m, "!llvm.array<0 x i8>"))),
-        fly_mlir_named(w->m, "linkage", fly_build_attr(b, "#llvm.linkage<external>")),
-        fly_mlir_named(w->m, "sym_name", fly_mlir_str_attr(w->m, sym))};
-    MlirRegion init = mlirRegionCreate();
-    fly_mlir_op(w->m, top, b->loc, "llvm.mlir.global", 0, NULL, 0, NULL, 5, ga, 1, &init);
-  }
+  fly_build_extern_shared(b, gm, sym);
   MlirStringRef key = mlirStringRefCreateFromCString("fly.static_shared");
   MlirAttribute used = mlirOperationGetAttributeByName(fn, key);
   int64_t at = mlirAttributeIsNull(used) ? 0 : mlirIntegerAttrGetValueInt(used);
@@ -156,6 +135,14 @@ static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOper
 
 static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+  /* smem<T>(?): its start comes from the target pass, which knows where
+     the kernel's own tiles end (fly.smem_launch_base); its length is the
+     operand. */
+  if (mlirOperationGetNumOperands(op) == 1) {
+    MlirValue n = mlirOperationGetOperand(op, 0);
+    MlirValue p = fly_build_op1(b, "fly.smem_launch_base", ptr_type(b, 3), 0, NULL, 0, NULL);
+    return replace(op, make_memref(b, rt, p, 1, &n));
+  }
   FlyMemType mt;
   if (!fly_memtype_read(w->m, rt, &mt))
     return fly_build_error(b, "internal error: a malformed !fly.memref type");

@@ -63,6 +63,8 @@ bool fly_op_where(FlyTraceOp *o);
 bool fly_op_size(FlyTraceOp *o);
 bool fly_op_slice(FlyTraceOp *o);
 bool fly_op_divide(FlyTraceOp *o, const char *name);
+/* The length of smem<T>(?): fly.smem_launch_size {elem_bytes}. */
+bool fly_op_smem_launch_size(FlyTraceOp *o);
 /* A view of a tensor's memory from one compile-time argument (a layout, a
    type), recorded as the attribute `attr`: composition, recast. */
 bool fly_op_view(FlyTraceOp *o, const char *name, const char *attr);

@@ -297,6 +297,8 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
     return fly_op_divide(o, "fly.flat_divide");
   case FLY_OPCODE_SMEM:
     return fly_op_alloc(o, "fly.alloc_smem");
+  case FLY_OPCODE_SMEM_LAUNCH_SIZE:
+    return fly_op_smem_launch_size(o);
   case FLY_OPCODE_RMEM:
     return fly_op_alloc(o, "fly.alloc_reg");
   case FLY_OPCODE_PARTITION_S:

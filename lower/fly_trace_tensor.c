@@ -200,7 +200,18 @@ bool fly_op_copy(FlyTraceOp *o) {
   return true;
 }
 
-/* smem and rmem: a buffer of the result's layout (fly.alloc_smem, fly.alloc_reg). */
+/* smem and rmem: a buffer of the result's layout (fly.alloc_smem, fly.alloc_reg);
+   smem<T>(?), the tile the launch sizes, with its length as an operand. */
 bool fly_op_alloc(FlyTraceOp *o, const char *name) {
+  if (!fly_val_is_static(o->result->tensor.shape))
+    return view_result(o, name, 0, NULL, 0, NULL);
   return tensor_result(o, name, 0, NULL, 0, NULL);
+}
+
+bool fly_op_smem_launch_size(FlyTraceOp *o) {
+  FlyTrace *t = o->t;
+  MlirNamedAttribute a = fly_mlir_named(
+      t->m, "elem_bytes", mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 64), o->args[0]->i));
+  return set_result(
+      o, op1(o, "fly.smem_launch_size", mlirIntegerTypeGet(t->m->ctx, 32), 0, NULL, 1, &a));
 }

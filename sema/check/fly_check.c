@@ -390,6 +390,7 @@ static void run_launch(FlyInterp *I, const FlyNode *launch, void *arg) {
 static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->kernel = k;
   I->smem_bytes = 0;
+  I->smem_at_launch = NULL;
   const FlyCheckOptions *o = &I->options;
   bool chosen = !o->only_kernel || strcmp(o->only_kernel, k->str) == 0;
   bool trace = o->emit && chosen;

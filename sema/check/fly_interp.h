@@ -107,21 +107,22 @@ typedef struct FlyInterp {
   int eval_depth;       /* nested evaluations, to keep the C stack bounded */
   uintptr_t stack_base; /* the C stack where evaluation began */
   FlyFrame *frame;
-  FlyBlockRun *block_run;  /* the innermost top-level const block running */
-  int runtime_flow;        /* > 0 inside a runtime if or loop */
-  bool aborted;            /* a limit was hit: unwind without more messages */
-  bool returning;          /* a `return` is unwinding the current call */
-  const FlyVal *returned;  /* its value */
-  const FlyNode *kernel;   /* the kernel being checked, if any */
-  int64_t smem_bytes;      /* its static shared memory so far: its smem<T>(...) tiles */
-  bool in_launch;          /* evaluating a launch block */
-  int in_const;            /* > 0 inside a const block: every let must be static */
-  int compile_time;        /* > 0 while a value must be static (const, static_assert ...):
-                              while loops run at compile time, in calls too */
-  FlyLoop *loop;           /* the loop whose body runs (NULL: none of this function) */
-  const FlyVal *yielded;   /* the value of the body's yield */
-  FlyExit jumping;         /* a break or continue unwinding to the end of its loop body */
-  const FlyVal *jump_next; /* the carried values it gives (NULL: as they are) */
+  FlyBlockRun *block_run;        /* the innermost top-level const block running */
+  int runtime_flow;              /* > 0 inside a runtime if or loop */
+  bool aborted;                  /* a limit was hit: unwind without more messages */
+  bool returning;                /* a `return` is unwinding the current call */
+  const FlyVal *returned;        /* its value */
+  const FlyNode *kernel;         /* the kernel being checked, if any */
+  int64_t smem_bytes;            /* its static shared memory so far: its smem<T>(...) tiles */
+  const FlyNode *smem_at_launch; /* its smem<T>(?), the tile the launch sizes, if made */
+  bool in_launch;                /* evaluating a launch block */
+  int in_const;                  /* > 0 inside a const block: every let must be static */
+  int compile_time;              /* > 0 while a value must be static (const, static_assert ...):
+                                    while loops run at compile time, in calls too */
+  FlyLoop *loop;                 /* the loop whose body runs (NULL: none of this function) */
+  const FlyVal *yielded;         /* the value of the body's yield */
+  FlyExit jumping;               /* a break or continue unwinding to the end of its loop body */
+  const FlyVal *jump_next;       /* the carried values it gives (NULL: as they are) */
   /* Exits taken under a runtime condition by the statement that just ran:
      an i1 runtime flag per kind, NULL where none was. The statements after
      it run only where none was taken (fly_interp_stmt.c). */

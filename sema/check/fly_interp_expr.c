@@ -176,7 +176,12 @@ static const FlyVal *eval_call(FlyInterp *I, FlyScope *s, const FlyNode *e) {
     }
     if (a.nnamed > 0)
       return fly_err(I, k, "positional arguments come before named ones");
-    const FlyVal *v = fly_eval(I, s, k);
+    /* smem<T>(?): a shared tile the launch sizes, the one place `?` is an
+       argument. */
+    bool sized_at_launch = k->kind == FLY_DYNAMIC && callee->kind == FLY_V_TYPE &&
+                           callee->type_value->kind == FLY_TY_TENSOR &&
+                           callee->type_value->space == FLY_SPACE_SHARED;
+    const FlyVal *v = sized_at_launch ? fly_val_dynamic() : fly_eval(I, s, k);
     if (!v)
       return NULL;
     a.node[a.n] = k;
@@ -260,7 +265,8 @@ static const FlyVal *dispatch(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   case FLY_DYNAMIC:
     return fly_err(I, e,
                    "'?' stands for a value given at launch and is allowed only in the "
-                   "layout of a tensor type, such as tensor<f32, (?, ?):(?, 1)>");
+                   "layout of a tensor type, such as tensor<f32, (?, ?):(?, 1)>, and as "
+                   "the size of a shared tile, smem<f32>(?)");
   case FLY_TYPE:
   case FLY_TYPE_APPLY:
     return fly_val_type(&I->A, fly_eval_type(I, s, e));

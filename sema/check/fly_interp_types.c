@@ -516,6 +516,32 @@ static bool count_shared_tile(FlyInterp *I, const FlyNode *at, const FlyType *el
   return false;
 }
 
+/* smem<T>(?): a tile of T in the dynamic shared memory the launch gives
+   (its `shared` setting), after the kernel's other tiles; its length, the
+   bytes given over T's size, is known when the kernel runs. One a kernel. */
+static const FlyVal *smem_at_launch(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
+  if (I->smem_at_launch && I->smem_at_launch != a->call) {
+    fly_err(I, a->call, "a kernel has one shared tile sized at launch");
+    fly_interp_note(I, I->smem_at_launch, "it is made here");
+    return NULL;
+  }
+  I->smem_at_launch = a->call;
+  int bytes = fly_type_bits(t->elem) / 8;
+  if (bytes < 1)
+    return fly_err(I, a->call, "smem<T>(?) holds whole bytes; %s is narrower",
+                   fly_type_str(&I->A, t->elem));
+  const FlyVal *size_args[1] = {fly_val_int(&I->A, bytes, NULL)};
+  FlyOrigin o = {a->call, "the length of the shared tile sized at launch"};
+  const FlyVal *n = fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o),
+                                   FLY_OPCODE_SMEM_LAUNCH_SIZE, 1, size_args, a->call);
+  if (!n)
+    return NULL;
+  const FlyVal *sh[1] = {n}, *st[1] = {fly_val_int(&I->A, 1, NULL)};
+  const FlyVal *tile = fly_make_tensor(I, t->elem, FLY_SPACE_SHARED, fly_val_tuple(&I->A, 1, sh),
+                                       fly_val_tuple(&I->A, 1, st));
+  return fly_emit_value(I, tile, FLY_OPCODE_SMEM, 0, NULL, a->call);
+}
+
 static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyArgs *a) {
   const char *ctor = t->space == FLY_SPACE_SHARED ? "smem" : "rmem";
   if (t->space == FLY_SPACE_GLOBAL)
@@ -524,6 +550,13 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
                    "made in code (use smem<T>(...) or rmem<T>(...))");
   if (a->nnamed)
     return fly_err(I, a->named[0], "%s<T>(...) takes no named arguments", ctor);
+  if (a->n == 1 && !t->shape && a->v[0]->kind == FLY_V_DYNAMIC) {
+    if (t->space != FLY_SPACE_SHARED)
+      return fly_err(I, a->node[0],
+                     "a register fragment's size is known at compile time; only a "
+                     "shared tile, smem<T>(?), takes its size from the launch");
+    return smem_at_launch(I, t, a);
+  }
   const FlyLayout *L = NULL;
   const FlyComposed *swizzled = NULL;
   if (a->n == 0 && t->shape && fly_val_is_int_tuple(t->shape) && t->stride &&

@@ -1417,7 +1417,8 @@ static void eval_needs_a_static_value(void **state) {
   want_error("barrier()", "this expression has no value");
   want_error("unknown_name", "unknown name 'unknown_name'");
   want_error("?", "'?' stands for a value given at launch and is allowed only in the layout of "
-                  "a tensor type, such as tensor<f32, (?, ?):(?, 1)>");
+                  "a tensor type, such as tensor<f32, (?, ?):(?, 1)>, and as the size of a "
+                  "shared tile, smem<f32>(?)");
   assert_int_equal(u.diag.errors, 4);
 }
 
