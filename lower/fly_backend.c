@@ -162,8 +162,9 @@ static void read_kernel(MlirOperation op, FlyKernelInfo *k) {
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.arg_align"));
   MlirAttribute ss =
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.static_shared"));
+  /* Rounded up to 16 bytes: a tile sized at launch starts there. */
   if (!mlirAttributeIsNull(ss) && mlirAttributeIsAInteger(ss))
-    k->static_shared = (uint32_t)mlirIntegerAttrGetValueInt(ss);
+    k->static_shared = (uint32_t)((mlirIntegerAttrGetValueInt(ss) + 15) / 16 * 16);
   if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a))
     return;
   intptr_t n = mlirDenseArrayGetNumElements(a);
