@@ -58,7 +58,8 @@ static bool view_result(FlyTraceOp *o, const char *name, int n, const MlirValue 
   int k = fly_trace_runtime_leaves(o->result->tensor.shape, leaves, 128);
   k += fly_trace_runtime_leaves(o->result->tensor.stride, leaves + k, 128);
   MlirValue all[4 + 256 + 2 * 128];
-  memcpy(all, v, sizeof *v * (size_t)n);
+  if (n > 0)
+    memcpy(all, v, sizeof *v * (size_t)n);
   int m = n;
   for (int i = 0; i < k; i++) {
     if (!leaves[i]->ssa) {
