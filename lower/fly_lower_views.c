@@ -31,6 +31,8 @@ typedef struct Views {
   FlyMlir *m;
   FlyAlgebra A; /* the layouts read in this run of the pass */
   int priv_as;
+  MlirOperation tiles_fn; /* the kernel tiles_dynamic last decided for, and what */
+  bool tiles_dynamic;
   Tuple *tuples;
   int ntuples, cap;
   int smem;
@@ -105,8 +107,9 @@ static MlirType ptr_type(FlyBuild *b, int as) {
 
 /* ---- allocations ------------------------------------------------------------------------- */
 
-/* On NVIDIA a kernel's shared tiles are placed in its dynamic shared
-   memory: one `.extern .shared` array, each tile at a 16-aligned offset,
+/* On NVIDIA the shared tiles of a kernel that needs more than 48 KiB are
+   placed in its dynamic shared memory: one `.extern .shared` array, each
+   tile at a 16-aligned offset,
    the kernel's total in its `fly.static_shared` attribute (bytes), which
    the bundle records and the runtime adds to the launch's dynamic bytes.
    Static `.shared` arrays stop at 48 KiB; dynamic shared memory goes to
@@ -133,6 +136,44 @@ static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOper
   replace(op, make_memref(b, mlirValueGetType(mlirOperationGetResult(op, 0)), p, 0, NULL));
 }
 
+/* The bytes of a kernel's static shared tiles, each 16-aligned, as
+   alloc_smem_dynamic would place them. */
+typedef struct TileBytes {
+  Views *w;
+  FlyBuild *b;
+  int64_t total;
+} TileBytes;
+
+static MlirWalkResult add_tile_bytes(MlirOperation op, void *user) {
+  TileBytes *t = user;
+  if (!fly_lower_is(op, "fly.alloc_smem") || mlirOperationGetNumOperands(op) != 0)
+    return MlirWalkResultAdvance;
+  FlyMemType mt;
+  if (fly_memtype_read(t->w->m, mlirValueGetType(mlirOperationGetResult(op, 0)), &mt)) {
+    int64_t n = cosize(t->b, fly_build_layout(t->b, mt.layout, NULL, 0));
+    t->total = (t->total + 15) / 16 * 16 + (n > 0 ? n : 0) * fly_lower_type_bytes(mt.elem);
+    fly_memtype_free(&mt);
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Whether kernel fn's tiles go to the dynamic shared memory (NVIDIA, beyond
+   the 48 KiB of static `.shared` arrays). Below that each tile stays a
+   static array of its own, which LLVM's alias analysis tells apart at no
+   cost; offsets into one array cost it about 15% of a compile. */
+static bool tiles_dynamic(Views *w, FlyBuild *b, MlirOperation fn) {
+  enum { STATIC_SHARED_MAX = 48 * 1024 };
+  if (w->priv_as == 5)
+    return false;
+  if (!mlirOperationEqual(fn, w->tiles_fn)) {
+    TileBytes t = {w, b, 0};
+    mlirOperationWalk(fn, add_tile_bytes, &t, MlirWalkPreOrder);
+    w->tiles_fn = fn;
+    w->tiles_dynamic = t.total > STATIC_SHARED_MAX;
+  }
+  return w->tiles_dynamic;
+}
+
 static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
   /* smem<T>(?): its start comes from the target pass, which knows where
@@ -157,7 +198,7 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
     fly_memtype_free(&mt);
     return fly_build_error(b, "internal error: a shared tile outside a gpu.module");
   }
-  if (w->priv_as != 5) {
+  if (tiles_dynamic(w, b, ancestor(op, "gpu.func"))) {
     int64_t bytes = n * fly_lower_type_bytes(mt.elem);
     fly_memtype_free(&mt);
     return alloc_smem_dynamic(w, b, op, gm, bytes);

@@ -4,9 +4,8 @@
 // fly-layout-lowering: a divide keeps the pointer and takes the result's
 // leaves; a slice moves the pointer by the coordinate's offset; a tiled
 // copy's partition by its thread's first element (TV layout, then the
-// source's strides); a shared tile becomes its place in the kernel's
-// dynamic shared memory (NVIDIA: the kernel's fly.static_shared counts the
-// bytes of its tiles, 263 floats here), a fragment a private alloca;
+// source's strides); a shared tile becomes a workgroup global of its cosize
+// (the kernel's tiles take less than 48 KiB), a fragment a private alloca;
 // crd2idx becomes arith.
 // Traced from:
 //   kernel views(S: tensor<f32, (?, ?):(?, 1)>, i: i32) {
@@ -19,8 +18,8 @@
 //       s[j].store(1.0);
 //   }
 
-// CHECK: llvm.mlir.global external @__fly_dynamic_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
-// CHECK: gpu.func @views(%[[S:.*]]: !llvm.ptr<1>, %[[M:.*]]: i32, %[[N:.*]]: i32, %[[LD:.*]]: i32, %[[I:.*]]: i32) kernel attributes {fly.specialization = "views @sm_90", fly.static_shared = 1052 : i64}
+// CHECK: llvm.mlir.global internal @__fly_smem_0() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<263 x f32>
+// CHECK: gpu.func @views(%[[S:.*]]: !llvm.ptr<1>, %[[M:.*]]: i32, %[[N:.*]]: i32, %[[LD:.*]]: i32, %[[I:.*]]: i32)
 // CHECK: %[[R:.*]] = llvm.alloca %{{.*}} x f32 {alignment = 16 : i64} : (i32) -> !llvm.ptr
 // CHECK: %[[LD32:.*]] = arith.muli %[[LD]], %{{.*}} : i32
 // CHECK: "fly.make_memref"(%[[S]], %{{.*}}, %{{.*}}, %[[LD]], %[[LD32]]) {{.*}} -> !fly.memref<f32, "global", "((32,8),(?,?)):((?,1),(?,8))">
@@ -29,7 +28,7 @@
 // CHECK: %[[T1:.*]] = arith.addi %[[T0]], %c8_i32{{.*}} : i32
 // CHECK: %[[TILE:.*]] = llvm.getelementptr %[[S]][%[[T1]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
 // CHECK: "fly.make_memref"(%[[TILE]], %[[LD]]) {{.*}} -> !fly.memref<f32, "global", "(32,8):(?,1)">
-// CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @__fly_dynamic_smem : !llvm.ptr<3>
+// CHECK: %[[SMEM:.*]] = llvm.mlir.addressof @__fly_smem_0 : !llvm.ptr<3>
 // CHECK: "fly.make_memref"(%[[R]]) : (!llvm.ptr) -> !fly.memref<f32, "register", "(4):(1)">
 // The partition: k = (t % 8) * 4 + t / 8, then (k % 4) * ld + k / 4.
 // CHECK: %[[A:.*]] = arith.remui %[[T:.*]], %c8_i32
