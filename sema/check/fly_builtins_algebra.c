@@ -365,6 +365,16 @@ const FlyVal *fly_builtin_filter(FlyInterp *I, const FlyArgs *a) {
   return p ? layout_result(I, fly_layout_filter_by(&I->A, L, p), a) : NULL;
 }
 
+/* A composed layout as a value; the algebra's error when C is NULL. */
+static const FlyVal *composed_val(FlyInterp *I, const FlyComposed *C, const FlyArgs *a) {
+  if (!C)
+    return fly_err_algebra(I, a->call);
+  FlyVal *v = fly_val_new(&I->A, FLY_V_COMPOSED);
+  if (v)
+    v->composed = C;
+  return v;
+}
+
 const FlyVal *fly_builtin_composition(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *x = a->v[0], *y = a->v[1];
   if (x->kind == FLY_V_TENSOR)
@@ -381,13 +391,7 @@ const FlyVal *fly_builtin_composition(FlyInterp *I, const FlyArgs *a) {
     const FlyLayout *L = fly_arg_layout(I, a, li, "the layout of a swizzled layout");
     if (!L)
       return NULL;
-    FlyComposed *C = fly_composed_make(&I->A, x->swizzle, offset, (FlyLayout *)L);
-    if (!C)
-      return fly_err_algebra(I, a->call);
-    FlyVal *v = fly_val_new(&I->A, FLY_V_COMPOSED);
-    if (v)
-      v->composed = C;
-    return v;
+    return composed_val(I, fly_composed_make(&I->A, x->swizzle, offset, (FlyLayout *)L), a);
   }
   if (a->n != 2)
     return fly_err(I, a->call,
@@ -398,11 +402,7 @@ const FlyVal *fly_builtin_composition(FlyInterp *I, const FlyArgs *a) {
     const FlyLayout *R = B ? fly_layout_composition(&I->A, x->composed->layout, B) : NULL;
     if (!R)
       return B ? fly_err_algebra(I, a->call) : NULL;
-    FlyComposed *C = fly_composed_with_layout(&I->A, x->composed, (FlyLayout *)R);
-    FlyVal *v = C ? fly_val_new(&I->A, FLY_V_COMPOSED) : NULL;
-    if (v)
-      v->composed = C;
-    return v;
+    return composed_val(I, fly_composed_with_layout(&I->A, x->composed, (FlyLayout *)R), a);
   }
   const FlyLayout *L = fly_arg_layout(I, a, 0, "the left side of a composition");
   if (!L)
@@ -504,13 +504,7 @@ const FlyVal *fly_builtin_recast(FlyInterp *I, const FlyArgs *a) {
   if (!bits_arg(I, a, 1, &from) || !bits_arg(I, a, 2, &to))
     return NULL;
   if (a->v[0]->kind == FLY_V_COMPOSED) {
-    FlyComposed *C = fly_composed_recast(&I->A, a->v[0]->composed, from, to);
-    FlyVal *v = C ? fly_val_new(&I->A, FLY_V_COMPOSED) : NULL;
-    if (!C)
-      return fly_err_algebra(I, a->call);
-    if (v)
-      v->composed = C;
-    return v;
+    return composed_val(I, fly_composed_recast(&I->A, a->v[0]->composed, from, to), a);
   }
   const FlyLayout *L = L_arg(I, a, 0);
   return L ? layout_result(I, fly_layout_recast(&I->A, L, from, to), a) : NULL;
@@ -725,15 +719,6 @@ const FlyVal *fly_builtin_product_each(FlyInterp *I, const FlyArgs *a) {
   FlyTuple *t = T_arg(I, a, 0, "the argument of product_each");
   FlyTuple *r = t ? fly_tuple_product_each(&I->A, t) : NULL;
   return r ? fly_tuple_to_val(I, r) : t ? fly_err_algebra(I, a->call) : NULL;
-}
-
-static const FlyVal *composed_val(FlyInterp *I, const FlyComposed *C, const FlyArgs *a) {
-  if (!C)
-    return fly_err_algebra(I, a->call);
-  FlyVal *v = fly_val_new(&I->A, FLY_V_COMPOSED);
-  if (v)
-    v->composed = C;
-  return v;
 }
 
 /* take(x, begin, end): the modes [begin, end) of a tuple or a layout. */
