@@ -197,41 +197,49 @@ static FlyScope *bind_kernel(FlyInterp *I, const FlyNode *k, bool *used, FlyVal 
   char line[1024];
   int len = snprintf(line, sizeof line, "%s", k->str);
   bool ok = true;
-  int nparams = 0;
-  for (const FlyNode *p = k->kid[0]; p; p = p->next) {
-    const FlyVal *v;
-    if (p->flags & FLY_IS_CONST) {
-      const FlyDefine *d = find_define(&I->options, p->str, used);
-      const FlyNode *from = p->kid[1] ? p->kid[1] : p;
-      if (d) {
-        v = define_value(I, d, &from);
-      } else if (p->kid[1]) {
-        v = fly_eval_static(I, s, p->kid[1], "the default of a const parameter");
+  /* The const parameters first, wherever they are written, so that a
+     runtime parameter's type may name any of them: X: tensor<T> with
+     const T: type after it. params keeps the order of the declaration. */
+  for (int pass = 0; pass < 2; pass++) {
+    int index = 0;
+    for (const FlyNode *p = k->kid[0]; p; p = p->next, index++) {
+      bool is_const = (p->flags & FLY_IS_CONST) != 0;
+      if (is_const != (pass == 0))
+        continue;
+      const FlyVal *v;
+      if (is_const) {
+        const FlyDefine *d = find_define(&I->options, p->str, used);
+        const FlyNode *from = p->kid[1] ? p->kid[1] : p;
+        if (d) {
+          v = define_value(I, d, &from);
+        } else if (p->kid[1]) {
+          v = fly_eval_static(I, s, p->kid[1], "the default of a const parameter");
+        } else {
+          fly_err(I, p,
+                  "the const parameter '%s' of kernel '%s' has no value: give it a default "
+                  "or pass -D %s=VALUE",
+                  p->str, k->str, p->str);
+          v = NULL;
+        }
+        if (v && p->kid[0]) {
+          const FlyType *t = fly_eval_type(I, s, p->kid[0]);
+          v = t ? fly_convert(I, v, t, from, false) : NULL;
+        }
+        if (v && len < (int)sizeof line)
+          len += snprintf(line + len, sizeof line - (size_t)len, " %s=%s", p->str,
+                          fly_val_str_canonical(&I->A, v));
       } else {
-        fly_err(I, p,
-                "the const parameter '%s' of kernel '%s' has no value: give it a default "
-                "or pass -D %s=VALUE",
-                p->str, k->str, p->str);
-        v = NULL;
+        v = runtime_param(I, s, p, k);
       }
-      if (v && p->kid[0]) {
-        const FlyType *t = fly_eval_type(I, s, p->kid[0]);
-        v = t ? fly_convert(I, v, t, from, false) : NULL;
+      if (!v) {
+        ok = false;
+        fly_scope_bind(I, s, p->str, p->len, fly_val_poison(), p);
+        continue;
       }
-      if (v && len < (int)sizeof line)
-        len += snprintf(line + len, sizeof line - (size_t)len, " %s=%s", p->str,
-                        fly_val_str_canonical(&I->A, v));
-    } else {
-      v = runtime_param(I, s, p, k);
+      if (params)
+        params[index] = (FlyVal *)v;
+      fly_scope_bind(I, s, p->str, p->len, v, p);
     }
-    if (!v) {
-      ok = false;
-      fly_scope_bind(I, s, p->str, p->len, fly_val_poison(), p);
-      continue;
-    }
-    if (params)
-      params[nparams++] = (FlyVal *)v;
-    fly_scope_bind(I, s, p->str, p->len, v, p);
   }
   if (!ok)
     return NULL;

@@ -177,16 +177,28 @@ static void block(Resolver *R, const FlyNode *b) {
   R->n = mark;
 }
 
-static void params(Resolver *R, const FlyNode *p) {
+/* A kernel's const parameters are bound before its runtime ones (see
+   bind_kernel), so a runtime parameter's type sees every const parameter,
+   written before it or after. A helper's parameters are bound in order. */
+static void params(Resolver *R, const FlyNode *first, bool kernel) {
   int mark = R->n;
-  for (; p; p = p->next) {
-    expr(R, p->kid[0]);
+  for (const FlyNode *p = first; p; p = p->next) {
+    bool late = kernel && !(p->flags & FLY_IS_CONST);
+    if (!late)
+      expr(R, p->kid[0]);
     expr(R, p->kid[1]);
     for (int i = mark; i < R->n; i++)
       if (R->names[i].len == p->len && memcmp(R->names[i].s, p->str, p->len) == 0)
         fly_error(R->I->diag, fly_node_name_span(p), "duplicate parameter '%s'", p->str);
     push(R, p->str, p->len);
   }
+  if (!kernel)
+    return;
+  /* The runtime parameters' types again, now that every name is known:
+     a type that names a const parameter written after it resolves. */
+  for (const FlyNode *p = first; p; p = p->next)
+    if (!(p->flags & FLY_IS_CONST))
+      expr(R, p->kid[0]);
 }
 
 void fly_resolve_unit(FlyInterp *I);
@@ -200,7 +212,7 @@ void fly_resolve_unit(FlyInterp *I) {
       switch (it->kind) {
       case FLY_FN:
       case FLY_KERNEL:
-        params(&R, it->kid[0]);
+        params(&R, it->kid[0], it->kind == FLY_KERNEL);
         expr(&R, it->kid[1]);
         block(&R, it->kid[2]);
         break;
