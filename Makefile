@@ -37,7 +37,7 @@ $(BUILD)/build.ninja:
 	CC=cc $(CONFIGURE) -S . -B $(BUILD)
 
 $(BUILD_SAN)/build.ninja:
-	CC=clang CXX=clang++ $(CONFIGURE) -DFLY_SANITIZE=ON -DFLY_FUZZ=ON -S . -B $(BUILD_SAN)
+	CC=clang CXX=clang++ $(CONFIGURE) -DFLY_SANITIZE=ON -DFLY_FUZZ=ON -DFLY_BUILD_KERNELS=OFF -S . -B $(BUILD_SAN)
 
 deps:
 	.ci/install-deps

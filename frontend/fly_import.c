@@ -40,7 +40,10 @@ static bool import_path(FlyUnit *u, int importer, const FlyNode *import, char *p
   if (import->flags & FLY_IMPORT_PATH) {
     const char *rel = import->kid[0]->str;
     const FlySource *src = fly_source(&u->sources, importer);
-    bool from_stdin = src->real == NULL;
+    /* Text given with a file's name (the compiler's back end, fly.compile
+       with filename=) imports relative to that name, as the file would;
+       only standard input ("-", "<stdin>") has no directory. */
+    bool from_stdin = src->real == NULL && (strcmp(src->path, "-") == 0 || src->path[0] == '<');
     if (rel[0] == '/' || from_stdin)
       snprintf(path, size, "%s", rel);
     else

@@ -5,6 +5,8 @@
 #include "fly_strbuf.h"
 #include "fly_trace_internal.h"
 
+#include <mlir-c/BuiltinAttributes.h>
+
 static MlirStringRef ref(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* ---- kernels --------------------------------------------------------------------------------- */
@@ -154,8 +156,23 @@ static bool kernel_end(void *ctx, const FlyNode *k, bool ok) {
     mlirOperationDestroy(t->func);
     t->failed = true;
   }
+  t->last_func = ok ? t->func : (MlirOperation){NULL};
   t->func.ptr = NULL;
   t->kernel = NULL;
+  return true;
+}
+
+/* gpu.func's known_block_size: the NVVM lowering makes it .reqntid (ptxas
+   then shares the registers out for exactly that many threads, so a block
+   of 1024 gets at most 64 each), the ROCDL lowering the work-group size. */
+static bool kernel_block_size(void *ctx, const FlyNode *k, const int32_t dims[3]) {
+  FlyTrace *t = ctx;
+  (void)k;
+  if (mlirOperationIsNull(t->last_func))
+    return true;
+  MlirAttribute a = mlirDenseI32ArrayGet(t->m->ctx, 3, dims);
+  mlirOperationSetInherentAttributeByName(t->last_func,
+                                          mlirStringRefCreateFromCString("known_block_size"), a);
   return true;
 }
 
@@ -476,6 +493,7 @@ bool fly_trace_unit(FlyUnit *u, const FlyCheckOptions *o, FlyMlir *m, MlirModule
         .ctx = &t,
         .kernel_begin = kernel_begin,
         .kernel_end = kernel_end,
+        .kernel_block_size = kernel_block_size,
         .value = fly_trace_value_op,
         .effect = fly_trace_effect_op,
         .if_begin = if_begin,

@@ -32,6 +32,7 @@ typedef struct FlyTrace {
   MlirLocation loc;  /* the location of the node being traced */
   const FlyNode *kernel;
   MlirOperation func;
+  MlirOperation last_func; /* the kernel traced last, kept after kernel_end */
   FlyLeafRef *leaves;
   int nleaves, cap;
   const FlyTarget *target;

@@ -347,6 +347,16 @@ static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch,
     }
     if (ok && info)
       fly_kernel_record_field(I, info, f, v, it->kid[0]);
+    if (ok && f == 1) {
+      I->has_static_block = true;
+      for (int i = 0; i < 3; i++) {
+        const FlyVal *e = i >= n ? NULL : tuple_ok ? v->elems[i] : v;
+        if (e && e->kind != FLY_V_INT)
+          I->has_static_block = false;
+        else
+          I->static_block[i] = e ? (int32_t)e->i : 1;
+      }
+    }
   }
   for (int i = 0; i < 2 && !I->aborted; i++)
     if (!seen[i])
@@ -399,6 +409,7 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->kernel = k;
   I->smem_bytes = 0;
   I->smem_at_launch = NULL;
+  I->has_static_block = false;
   const FlyCheckOptions *o = &I->options;
   bool chosen = !o->only_kernel || strcmp(o->only_kernel, k->str) == 0;
   bool trace = o->emit && chosen;
@@ -449,6 +460,9 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     if (launch && !I->aborted && params)
       fly_kernel_record_launch(I, run.info, count_params(k), params, launch, run_launch, &run);
     fly_kernel_info_clear(&scratch);
+    if (trace && o->emit && o->emit->kernel_block_size && I->has_static_block && !I->aborted &&
+        !o->emit->kernel_block_size(o->emit->ctx, k, I->static_block))
+      I->aborted = true;
   }
   I->kernel = NULL;
   I->aborted = fly_diag_stopped(I->diag);

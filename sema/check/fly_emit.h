@@ -45,6 +45,10 @@ struct FlyEmitter {
                        FlyVal *const *params, const char *spec);
   /* The body ended (ok false after errors: drop what was built). */
   bool (*kernel_end)(void *ctx, const FlyNode *kernel, bool ok);
+  /* After kernel_end (ok): the launch block gives the kernel a block size
+     known at compile time, so the code may be compiled for exactly that
+     many threads (registers shared out for them). May be NULL. */
+  bool (*kernel_block_size)(void *ctx, const FlyNode *kernel, const int32_t dims[3]);
   /* result, a fresh runtime value or tensor, is op applied to args; sets
      result->ssa. False after reporting an error. */
   bool (*value)(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyVal *const *args,

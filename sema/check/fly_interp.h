@@ -116,13 +116,15 @@ typedef struct FlyInterp {
   int64_t smem_bytes;            /* its static shared memory so far: its smem<T>(...) tiles */
   const FlyNode *smem_at_launch; /* its smem<T>(?), the tile the launch sizes, if made */
   bool in_launch;                /* evaluating a launch block */
-  int in_const;                  /* > 0 inside a const block: every let must be static */
-  int compile_time;              /* > 0 while a value must be static (const, static_assert ...):
-                                    while loops run at compile time, in calls too */
-  FlyLoop *loop;                 /* the loop whose body runs (NULL: none of this function) */
-  const FlyVal *yielded;         /* the value of the body's yield */
-  FlyExit jumping;               /* a break or continue unwinding to the end of its loop body */
-  const FlyVal *jump_next;       /* the carried values it gives (NULL: as they are) */
+  int32_t static_block[3];       /* the launch block's block, when known at compile time */
+  bool has_static_block;
+  int in_const;            /* > 0 inside a const block: every let must be static */
+  int compile_time;        /* > 0 while a value must be static (const, static_assert ...):
+                              while loops run at compile time, in calls too */
+  FlyLoop *loop;           /* the loop whose body runs (NULL: none of this function) */
+  const FlyVal *yielded;   /* the value of the body's yield */
+  FlyExit jumping;         /* a break or continue unwinding to the end of its loop body */
+  const FlyVal *jump_next; /* the carried values it gives (NULL: as they are) */
   /* Exits taken under a runtime condition by the statement that just ran:
      an i1 runtime flag per kind, NULL where none was. The statements after
      it run only where none was taken (fly_interp_stmt.c). */

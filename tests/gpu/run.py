@@ -118,6 +118,12 @@ def main():
         ("ops", [sys.executable, os.path.join(HERE, "run_ops.py"), "--artifacts", art]),
         ("shapes", [sys.executable, os.path.join(HERE, "shape_checks.py"), "--artifacts", art]),
     ]
+    # The kernel library (fly.kernels), one part per family, from the bundles
+    # gathered in ARTIFACTS/kernels.
+    env["FLY_KERNELS_DIR"] = os.path.join(art, "kernels")
+    library = os.path.join(HERE, "library")
+    for check in sorted(f for f in os.listdir(library) if f.startswith("check_")):
+        parts.append((f"library_{check[6:-3]}", [sys.executable, os.path.join(library, check)]))
     figures, failed = {}, []
     for name, argv in parts:
         status, fig = run_part(name, argv, env, args.log)

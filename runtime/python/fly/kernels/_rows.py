@@ -1,0 +1,99 @@
+"""Choosing a row kernel's specialisation (kernels/common/rows.fly) for a
+problem, and shaping PyTorch tensors into the M x N matrices the kernels
+take. PyTorch is imported only by the functions that need it."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import FlyError, Status
+
+# PyTorch's dtypes by Fly's names, filled on first use.
+_FLY_TYPES: dict[Any, str] = {}
+
+
+def fly_type(dtype: Any) -> str:
+    """Fly's name of a torch dtype: "bf16", "f16", "f32" ..."""
+    if not _FLY_TYPES:
+        import torch
+
+        _FLY_TYPES.update({torch.bfloat16: "bf16", torch.float16: "f16",
+                           torch.float32: "f32", torch.float64: "f64",
+                           torch.int8: "i8", torch.int32: "i32", torch.int64: "i64",
+                           torch.float8_e4m3fn: "f8e4m3", torch.float8_e5m2: "f8e5m2"})
+    try:
+        return _FLY_TYPES[dtype]
+    except KeyError:
+        raise FlyError(f"the kernel library has no kernels for {dtype}",
+                       Status.ARGUMENTS) from None
+
+
+def next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def vector_width(n: int, elem_bytes: int, *tensors: Any) -> int:
+    """The elements of one access, VEC: 16 bytes' worth when that divides
+    the row length n, every tensor's row stride and the start of every
+    tensor; else 1. (Widths between are valid kernels too, compiled on first
+    use when asked for; the library builds these two ahead of time.)"""
+    vec = max(1, 16 // elem_bytes)
+    ok = n % vec == 0
+    for t in tensors:
+        if t is None:
+            continue
+        ok = ok and t.data_ptr() % (vec * t.element_size()) == 0
+        if t.dim() >= 2 and t.size(0) > 1:
+            ok = ok and t.stride(-2) % vec == 0
+    return vec if ok else 1
+
+
+def row_consts(name: str, dtype: Any, n: int, *tensors: Any, **fixed: Any) -> dict[str, Any]:
+    """T, VEC and CAP (kernels/common/rows.fly) of row kernel `name` for rows
+    of n elements of dtype: CAP is the smallest of the registry's ladder for
+    (T, VEC) that holds the row's vectors; past the registers, the ladder's
+    last value, a streamed row. fixed: the kernel's other consts."""
+    from ._library import library
+    from ._registry import aot_values
+
+    t = fly_type(dtype)
+    vec = vector_width(n, dtype.itemsize, *tensors)
+    need = -(-n // vec)
+    ladder = aot_values(library().entry(name), "CAP", T=t, VEC=vec, **fixed)
+    cap = next((c for c in ladder if c >= need), None)
+    if cap is None:  # no ahead-of-time ladder: compiled on first use
+        cap = next_pow2(need)
+    return {"T": t, "VEC": vec, "CAP": cap, **fixed}
+
+
+def as_rows(x: Any, what: str) -> Any:
+    """x as a 2-D matrix of rows (its last dimension), without copying when
+    its layout allows; the last dimension must be contiguous."""
+    if x.dim() == 0:
+        raise FlyError(f"{what} must have at least one dimension", Status.ARGUMENTS)
+    if x.dim() == 1:
+        x = x.unsqueeze(0)
+    if x.stride(-1) != 1 and x.size(-1) > 1:
+        x = x.contiguous()
+    if x.dim() > 2:
+        try:
+            x = x.view(-1, x.size(-1))
+        except RuntimeError:
+            x = x.reshape(-1, x.size(-1))
+    return x
+
+
+def check_device(*tensors: Any) -> Any:
+    """The GPU all the tensors are on."""
+    dev = None
+    for t in tensors:
+        if t is None:
+            continue
+        if not t.is_cuda:
+            raise FlyError(f"the tensors must be on a GPU; one is on {t.device}",
+                           Status.ARGUMENTS)
+        if dev is None:
+            dev = t.device
+        elif t.device != dev:
+            raise FlyError(f"the tensors must be on one GPU, not on {dev} and {t.device}",
+                           Status.ARGUMENTS)
+    return dev

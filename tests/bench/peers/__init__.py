@@ -1,0 +1,21 @@
+"""The peers of the kernel library's benchmark (tests/bench/kernels.py), one
+module per family of kernels/: each has cases(quick) -> list of Case."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Case:
+    """One operation on one shape.
+
+    make()      fresh inputs: a tuple (or dict) handed to every implementation
+    impls       name -> fn(inputs), one launch each ("fly", "torch", "triton")
+    bytes       what the operation must move, once
+    """
+    op: str
+    shape: str
+    bytes: int
+    make: Callable[[], Any]
+    impls: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
