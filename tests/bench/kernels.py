@@ -63,28 +63,45 @@ def copy_rate(torch) -> float:
     return 2 * n * 4 / statistics.median(times) / 1e9
 
 
-def time_impl(torch, fn, inputs: list, batches: int = 15, per_batch: int = 0) -> float:
-    """Median seconds per launch of fn over the rotated inputs."""
+def time_impl(torch, fn, inputs: list, batches: int = 15, graph: bool = False) -> float:
+    """Median seconds per launch of fn over the rotated inputs: CUDA events
+    around batches of launches issued back to back (the host's launch cost
+    included, as a program calling it eagerly sees it), or with graph=True
+    around the replay of a CUDA graph of one batch (the GPU's time alone)."""
     fn(inputs[0])  # warm-up: compile, load
     torch.cuda.synchronize()
     k = len(inputs)
-    if per_batch <= 0:
-        per_batch = max(k, 10)
+    per_batch = max(k, 10)
+    run = None
+    if graph:
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn(inputs[0])  # allocations of the outputs happen before the capture
+        torch.cuda.current_stream().wait_stream(s)
+        with torch.cuda.graph(g):
+            for i in range(per_batch):
+                fn(inputs[i % k])
+        run = g.replay
     times = []
     i = 0
     for _ in range(batches):
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
-        for _ in range(per_batch):
-            fn(inputs[i % k])
-            i += 1
+        if run is not None:
+            run()
+        else:
+            for _ in range(per_batch):
+                fn(inputs[i % k])
+                i += 1
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e) / 1e3 / per_batch)
     return statistics.median(times)
 
 
-def run_case(torch, case: Case, only: set) -> dict:
+def run_case(torch, case: Case, only: set, graph: bool) -> dict:
     copies = max(2, min(64, math.ceil(4 * L2_BYTES / max(case.bytes, 1))))
     inputs = [case.make() for _ in range(copies)]
     out = {}
@@ -92,7 +109,7 @@ def run_case(torch, case: Case, only: set) -> dict:
         if only and name not in only:
             continue
         try:
-            t = time_impl(torch, fn, inputs)
+            t = time_impl(torch, fn, inputs, graph=graph)
             out[name] = case.bytes / t / 1e9
         except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
             print(f"# {case.op} {case.shape} {name}: {type(e).__name__}: {e}", flush=True)
@@ -108,6 +125,8 @@ def main() -> int:
     ap.add_argument("--op", default="", help="only these operations (comma-separated)")
     ap.add_argument("--impl", default="", help="only these implementations (fly,torch,triton)")
     ap.add_argument("--quick", action="store_true", help="fewer shapes")
+    ap.add_argument("--graph", action="store_true",
+                    help="time CUDA graphs of the launches: the GPU's time without the host's")
     args = ap.parse_args()
     try:
         import torch
@@ -134,13 +153,14 @@ def main() -> int:
         for case in mod.cases(args.quick):
             if ops and case.op not in ops:
                 continue
-            r = run_case(torch, case, only)
+            r = run_case(torch, case, only, args.graph)
             rows.append((case, r))
             fly = r.get("fly")
             line = "  ".join(f"{k} {v:7.0f}" for k, v in r.items())
             print(f"# {case.op:<24} {case.shape:<18} {line}", flush=True)
     # The table.
-    print(f"\nGPU: {gpu}; copy {copy:.0f} GB/s; GB/s = bytes moved / median time")
+    mode = "CUDA graphs (GPU time)" if args.graph else "eager launches (host cost included)"
+    print(f"\nGPU: {gpu}; copy {copy:.0f} GB/s; GB/s = bytes moved / median time; {mode}")
     head = f"{'op':<24} {'shape':<18} {'fly':>7} {'torch':>7} {'triton':>7} {'/copy':>6} " \
            f"{'/torch':>7} {'/triton':>7}"
     print(head)

@@ -12,6 +12,7 @@ and may be captured in a CUDA graph. docs/kernels.md describes every kernel.
 from __future__ import annotations
 
 from ._library import kernel, library
-from .norm import rms_norm
+from .norm import layer_norm, rms_norm, rms_norm_backward, softmax, softmax_backward
 
-__all__ = ["rms_norm", "kernel", "library"]
+__all__ = ["rms_norm", "rms_norm_backward", "layer_norm", "softmax", "softmax_backward",
+           "kernel", "library"]

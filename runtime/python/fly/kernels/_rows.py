@@ -36,15 +36,13 @@ def vector_width(n: int, elem_bytes: int, *tensors: Any) -> int:
     the row length n, every tensor's row stride and the start of every
     tensor; else 1. (Widths between are valid kernels too, compiled on first
     use when asked for; the library builds these two ahead of time.)"""
-    vec = max(1, 16 // elem_bytes)
-    ok = n % vec == 0
+    vec = 16 // elem_bytes if elem_bytes < 16 else 1
+    if n % vec:
+        return 1
     for t in tensors:
-        if t is None:
-            continue
-        ok = ok and t.data_ptr() % (vec * t.element_size()) == 0
-        if t.dim() >= 2 and t.size(0) > 1:
-            ok = ok and t.stride(-2) % vec == 0
-    return vec if ok else 1
+        if t is not None and (t.data_ptr() % 16 or (t.dim() == 2 and t.stride(0) % vec)):
+            return 1
+    return vec
 
 
 def row_consts(name: str, dtype: Any, n: int, *tensors: Any, **fixed: Any) -> dict[str, Any]:
@@ -52,25 +50,63 @@ def row_consts(name: str, dtype: Any, n: int, *tensors: Any, **fixed: Any) -> di
     of n elements of dtype: CAP is the smallest of the registry's ladder for
     (T, VEC) that holds the row's vectors; past the registers, the ladder's
     last value, a streamed row. fixed: the kernel's other consts."""
-    from ._library import library
-    from ._registry import aot_values
+    return _consts(name, dtype, n, vector_width(n, dtype.itemsize, *tensors),
+                   tuple(sorted(fixed.items())))
 
-    t = fly_type(dtype)
+
+_CONSTS: dict[tuple, dict[str, Any]] = {}
+
+
+def _consts(name: str, dtype: Any, n: int, vec: int, fixed: tuple) -> dict[str, Any]:
+    key = (name, dtype, n, vec, fixed)
+    c = _CONSTS.get(key)
+    if c is None:
+        from ._library import library
+        from ._registry import aot_values
+
+        t = fly_type(dtype)
+        entry = library().entry(name)
+        types = set(aot_values(entry, "T"))
+        if types and t not in types:
+            raise FlyError(f"{name}: the kernel library has this kernel for "
+                           f"{', '.join(sorted(types))} tensors, not {dtype}", Status.ARGUMENTS)
+        need = -(-n // vec)
+        ladder = aot_values(entry, "CAP", T=t, VEC=vec, **dict(fixed))
+        cap = next((c for c in ladder if c >= need), None)
+        if cap is None:  # no ahead-of-time ladder: compiled on first use
+            cap = next_pow2(need)
+        c = _CONSTS[key] = {"T": t, "VEC": vec, "CAP": cap, **dict(fixed)}
+    return c
+
+
+# The kernel of each (kernel, dtype, row length, VEC, consts, GPU) met so far:
+# after the first call, choosing a specialisation is one dictionary lookup.
+_KERNELS: dict[tuple, Any] = {}
+
+
+def row_kernel(name: str, dtype: Any, n: int, device: Any, *tensors: Any, **fixed: Any) -> Any:
+    """The fly.Kernel of row kernel `name` for rows of n elements of dtype
+    on device (a torch.device), its VEC chosen for tensors."""
     vec = vector_width(n, dtype.itemsize, *tensors)
-    need = -(-n // vec)
-    ladder = aot_values(library().entry(name), "CAP", T=t, VEC=vec, **fixed)
-    cap = next((c for c in ladder if c >= need), None)
-    if cap is None:  # no ahead-of-time ladder: compiled on first use
-        cap = next_pow2(need)
-    return {"T": t, "VEC": vec, "CAP": cap, **fixed}
+    key = (name, dtype, n, vec, device.index, tuple(fixed.items()))
+    k = _KERNELS.get(key)
+    if k is None:
+        from ._library import kernel
+
+        consts = _consts(name, dtype, n, vec, tuple(sorted(fixed.items())))
+        k = _KERNELS[key] = kernel(name, consts, device)
+    return k
 
 
 def as_rows(x: Any, what: str) -> Any:
     """x as a 2-D matrix of rows (its last dimension), without copying when
-    its layout allows; the last dimension must be contiguous."""
-    if x.dim() == 0:
+    its layout allows; a last dimension that is not contiguous is copied."""
+    d = x.dim()
+    if d == 2 and x.stride(1) == 1:  # the common case, in two calls
+        return x
+    if d == 0:
         raise FlyError(f"{what} must have at least one dimension", Status.ARGUMENTS)
-    if x.dim() == 1:
+    if d == 1:
         x = x.unsqueeze(0)
     if x.stride(-1) != 1 and x.size(-1) > 1:
         x = x.contiguous()
