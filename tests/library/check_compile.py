@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Every kernel of the library compiles for sm_80, sm_90, gfx942 and gfx950,
+and its code is what the kernel promises, read off the assembly:
+
+* 16-byte global loads (ld.global.v4 / ld.global.nc.v4 on NVIDIA,
+  global_load_dwordx4 or buffer_load_dwordx4 on AMD) wherever the
+  specialisation's VEC elements are 16 bytes;
+* no local memory on NVIDIA (no .local in the PTX; with ptxas present, `ptxas
+  -v` reports no spill stores and no stack frame) and no scratch on AMD
+  (.private_segment_fixed_size 0).
+
+    check_compile.py FLYC [--all] [--kernel NAME]
+
+The specialisations checked are, for each kernel and each combination of its
+consts other than CAP, the smallest, a middle and the largest CAP of its
+ahead-of-time list (every one with --all); kernels without CAP, all of them.
+A target a kernel does not list (fp8 where sm_80 has none) is skipped. Exit
+status 0 when all hold, 1 otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
+from fly.kernels import _registry  # noqa: E402
+
+TARGETS = ["sm_80", "sm_90", "gfx942", "gfx950"]
+BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i8": 1, "f8e4m3": 1, "f8e5m2": 1}
+WIDE_NV = re.compile(r"^\s*ld\.global(\.nc)?(\.L\d::\w+)*\.v4\.(b32|u32|f32|s32)|"
+                     r"^\s*ld\.global(\.nc)?(\.L\d::\w+)*\.v2\.(b64|u64|f64)", re.M)
+WIDE_AMD = re.compile(r"^\s*(global_load_dwordx4|buffer_load_dwordx4|global_load_b128)", re.M)
+
+
+def chosen(entry: dict, everything: bool) -> list[dict]:
+    specs = list(_registry.aot_specs(entry))
+    if everything or "CAP" not in entry["consts"]:
+        return specs
+    groups: dict[tuple, list[dict]] = {}
+    for s in specs:
+        groups.setdefault(tuple((k, v) for k, v in s.items() if k != "CAP"), []).append(s)
+    out = []
+    for g in groups.values():
+        g.sort(key=lambda s: s["CAP"])
+        for i in sorted({0, len(g) // 2, len(g) - 1}):
+            out.append(g[i])
+    return out
+
+
+def targets_of(entry: dict, consts: dict) -> list[str]:
+    """The targets to check: those of the registry, or all four where it
+    lists only NVIDIA ones (AMD is compile-checked, not shipped)."""
+    listed = entry.get("check_targets") or TARGETS
+    if any(t.startswith("sm_") for t in listed) and not entry.get("check_targets"):
+        listed = [t for t in TARGETS if not t.startswith("sm_") or t in entry["targets"]]
+    return listed
+
+
+def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict,
+              target: str) -> list[str]:
+    """The failures of one specialisation on one target."""
+    src = os.path.join(REPO, "kernels", entry["file"])
+    defines = [f"-D{c}={_registry.const_text(consts[c])}" for c in entry["consts"]]
+    what = f"{name} {_registry.spec_name(entry, consts)} @{target}"
+    p = subprocess.run([flyc, "compile", src, "--emit=asm", f"--target={target}",
+                        f"--kernel={entry['kernel']}", *defines, "-o", "-"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        return [f"{what}: does not compile:\n{p.stderr}"]
+    asm = p.stdout
+    fails = []
+    t, vec = consts.get("T"), consts.get("VEC")
+    wide = entry.get("wide_loads", True) and t in BYTES and vec and BYTES[t] * vec == 16
+    if target.startswith("sm_"):
+        if wide and not WIDE_NV.search(asm):
+            fails.append(f"{what}: no 16-byte global load (ld.global.v4) in the PTX")
+        if re.search(r"\.local\b|__local_depot", asm):
+            fails.append(f"{what}: the PTX uses local memory")
+        if ptxas:
+            with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+                f.write(asm)
+            try:
+                q = subprocess.run([ptxas, f"-arch={target}", "-v", f.name, "-o", os.devnull],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            finally:
+                os.unlink(f.name)
+            if q.returncode:
+                fails.append(f"{what}: ptxas refuses the PTX:\n{q.stdout}")
+            m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores", q.stdout)
+            if m and (int(m.group(1)) or int(m.group(2))):
+                fails.append(f"{what}: ptxas -v: {m.group(0)}")
+    else:
+        if wide and not WIDE_AMD.search(asm):
+            fails.append(f"{what}: no 16-byte global load (global_load_dwordx4) in the GCN")
+        m = re.search(r"\.private_segment_fixed_size:\s*(\d+)", asm)
+        if not m or int(m.group(1)):
+            fails.append(f"{what}: scratch memory ({m.group(0) if m else 'no segment size'})")
+    return fails
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("flyc")
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--kernel", action="append", default=[])
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+    ptxas = os.environ.get("FLYC_PTXAS") or shutil.which("ptxas")
+    if ptxas is None and os.path.exists("/usr/local/cuda/bin/ptxas"):
+        ptxas = "/usr/local/cuda/bin/ptxas"
+    registry = _registry.load(os.path.join(REPO, "kernels", "registry.json"))
+    jobs = []
+    for name, entry in registry.items():
+        if args.kernel and name not in args.kernel:
+            continue
+        for consts in chosen(entry, args.all):
+            for target in targets_of(entry, consts):
+                jobs.append((name, entry, consts, target))
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        results = list(pool.map(lambda j: check_one(args.flyc, ptxas, *j), jobs))
+    fails = [f for r in results for f in r]
+    for f in fails:
+        print(f"FAIL {f}")
+    print(f"{len(jobs) - sum(1 for r in results if r)} of {len(jobs)} compilations checked clean"
+          f" ({'with' if ptxas else 'without'} ptxas)")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,190 @@
+"""fly.kernels without a GPU: the registry, the bundles make built from it,
+the specialisation chosen for a problem, and the launches the kernels'
+rules give (modules without a device compute them exactly as on a GPU)."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import unittest
+
+import bundles  # noqa: F401 - points fly at the build tree
+from bundles import REPO
+from fakes import FAKE_BASE, CudaArray
+
+import fly
+from fly.kernels import _registry
+from fly.kernels._rows import next_pow2, vector_width
+
+LIBRARY = os.environ.get("FLY_KERNELS_DIR", str(REPO / "build" / "kernels"))
+REGISTRY = str(REPO / "kernels" / "registry.json")
+
+
+def matrix(m: int, n: int, row_stride: int = 0, ptr: int = FAKE_BASE) -> CudaArray:
+    """An m x n f32 matrix at ptr whose rows are row_stride elements apart."""
+    return CudaArray((m, n), "<f4", (4 * (row_stride or n), 4), ptr=ptr)
+
+
+def vector(n: int, ptr: int = FAKE_BASE) -> CudaArray:
+    return CudaArray((n,), "<f4", None, ptr=ptr)
+
+
+class Registry(unittest.TestCase):
+    def setUp(self) -> None:
+        self.kernels = _registry.load(REGISTRY)
+
+    def test_entries_name_existing_sources_and_python_functions(self) -> None:
+        import fly.kernels as fk
+
+        for name, e in self.kernels.items():
+            self.assertTrue((REPO / "kernels" / e["file"]).is_file(), name)
+            self.assertTrue(callable(getattr(fk, e["python"], None)),
+                            f"{name}: fly.kernels.{e['python']}")
+            self.assertTrue(e["aot"], name)
+
+    def test_plans_expand_and_specs_are_named_in_the_consts_order(self) -> None:
+        e = self.kernels["rms_norm"]
+        specs = list(_registry.aot_specs(e))
+        self.assertIn({"T": "bf16", "VEC": 8, "CAP": 512}, specs)
+        self.assertEqual(_registry.spec_name(e, {"CAP": 512, "T": "bf16", "VEC": 8}),
+                         "T=bf16_VEC=8_CAP=512")
+        self.assertEqual(_registry.aot_values(e, "CAP", T="f32", VEC=1)[-1], 1048576)
+
+    def test_a_bad_registry_is_refused_with_the_kernel_named(self) -> None:
+        cases = [({"k": {"file": "x.fly", "kernel": "k", "consts": [], "targets": []}}, "'aot'"),
+                 ({"k": {"file": "x.fly", "kernel": "k", "consts": ["A"], "targets": [],
+                         "aot": [{"plan": "nope"}]}}, "no plan"),
+                 ({"k": {"file": "x.fly", "kernel": "k", "consts": ["A"], "targets": [],
+                         "aot": [{"B": [1]}]}}, "no const")]
+        for kernels, message in cases:
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                json.dump({"kernels": kernels}, f)
+            try:
+                with self.assertRaises(ValueError) as cm:
+                    _registry.load(f.name)
+                self.assertIn(message, str(cm.exception))
+                self.assertIn("'k'", str(cm.exception))
+            finally:
+                os.unlink(f.name)
+
+
+@unittest.skipUnless(os.path.isdir(os.path.join(LIBRARY, "bundles")),
+                     "the kernel library's bundles are not built (FLY_BUILD_KERNELS=OFF)")
+class Bundles(unittest.TestCase):
+    def test_every_ahead_of_time_specialisation_has_its_bundle(self) -> None:
+        for name, e in _registry.load(REGISTRY).items():
+            for consts in _registry.aot_specs(e):
+                path = os.path.join(LIBRARY, "bundles", name,
+                                    _registry.spec_name(e, consts) + ".flyb")
+                self.assertTrue(os.path.isfile(path), path)
+
+    def test_a_bundle_holds_its_specialisation_for_each_target(self) -> None:
+        e = _registry.load(REGISTRY)["softmax"]
+        consts = {"T": "f32", "VEC": 4, "CAP": 64}
+        path = os.path.join(LIBRARY, "bundles", "softmax", _registry.spec_name(e, consts) + ".flyb")
+        for target in e["targets"]:
+            mod = fly.load(path, device=fly.NO_DEVICE, target=target)
+            k = mod.kernel("softmax", "T=f32 VEC=4 CAP=64")
+            self.assertEqual(k.consts, {"T": "f32", "VEC": 4, "CAP": 64})
+
+
+class Selection(unittest.TestCase):
+    class Tensor:
+        """What vector_width reads of a tensor."""
+
+        def __init__(self, ptr: int, stride0: int, dim: int = 2) -> None:
+            self.ptr, self.stride0, self.dims = ptr, stride0, dim
+
+        def data_ptr(self) -> int:
+            return self.ptr
+
+        def dim(self) -> int:
+            return self.dims
+
+        def stride(self, i: int) -> int:
+            return self.stride0 if i == 0 else 1
+
+    def test_16_bytes_an_access_when_length_strides_and_starts_allow(self) -> None:
+        t = self.Tensor
+        self.assertEqual(vector_width(4096, 2, t(FAKE_BASE, 4096)), 8)
+        self.assertEqual(vector_width(4096, 4, t(FAKE_BASE, 4096), None), 4)
+        self.assertEqual(vector_width(4097, 2, t(FAKE_BASE, 4097)), 1)   # the length
+        self.assertEqual(vector_width(4096, 2, t(FAKE_BASE, 4100)), 1)   # a row stride
+        self.assertEqual(vector_width(4096, 2, t(FAKE_BASE + 2, 4096)), 1)  # a start
+        self.assertEqual(vector_width(4096, 2, t(FAKE_BASE, 4096), t(FAKE_BASE + 8, 7, 1)), 1)
+
+    def test_next_pow2(self) -> None:
+        self.assertEqual([next_pow2(n) for n in (0, 1, 2, 3, 512, 513)], [1, 1, 2, 4, 512, 1024])
+
+
+class Launches(unittest.TestCase):
+    """The row plan of kernels/common/rows.fly, as the launch rules give it."""
+
+    def kernel(self, name: str, vec: int, cap: int):
+        return fly.kernels.kernel(name, {"T": "f32", "VEC": vec, "CAP": cap},
+                                  device=fly.NO_DEVICE, target="sm_90")
+
+    def test_short_rows_share_a_block_long_ones_get_a_block_each(self) -> None:
+        # CAP 8: 2 threads a row, 64 rows a block of 128.
+        cfg = self.kernel("softmax", 4, 8).launch_config(matrix(1000, 32), matrix(1000, 32))
+        self.assertEqual((cfg.grid[0], cfg.block[0]), (16, 128))
+        # CAP 1024: 256 threads a row, a block a row.
+        cfg = self.kernel("softmax", 4, 1024).launch_config(matrix(77, 4096), matrix(77, 4096))
+        self.assertEqual((cfg.grid[0], cfg.block[0]), (77, 256))
+        # CAP 4096 (16384 f32): 512 threads holding 8 vectors each.
+        cfg = self.kernel("softmax", 4, 4096).launch_config(matrix(3, 16384), matrix(3, 16384))
+        self.assertEqual((cfg.grid[0], cfg.block[0]), (3, 512))
+        # Streamed: 1024 threads a row.
+        cfg = self.kernel("softmax", 4, 1048576).launch_config(matrix(2, 65536),
+                                                               matrix(2, 65536))
+        self.assertEqual((cfg.grid[0], cfg.block[0]), (2, 1024))
+
+    def test_rules_refuse_what_the_specialisation_cannot_do(self) -> None:
+        k = self.kernel("softmax", 4, 64)
+        with self.assertRaises(fly.FlyError) as cm:
+            k.launch_config(matrix(4, 300), matrix(4, 300))  # 75 vectors > CAP 64
+        self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+        self.assertIn("at most CAP * VEC", cm.exception.message)
+        with self.assertRaises(fly.FlyError) as cm:
+            k.launch_config(matrix(4, 250, 252), matrix(4, 250, 252))  # 4 does not divide 250
+        self.assertIn("VEC divides the row length", cm.exception.message)
+        with self.assertRaises(fly.FlyError) as cm:
+            k.launch_config(matrix(4, 256), matrix(5, 256))
+        self.assertIn("Y has the shape of X", cm.exception.message)
+        with self.assertRaises(fly.FlyError) as cm:  # rows 16-byte aligned for VEC 4
+            k.launch_config(matrix(4, 256, 258), matrix(4, 256))
+        self.assertIn("'X'", cm.exception.message)
+
+    def test_matrices_past_32_bit_offsets_are_refused(self) -> None:
+        k = self.kernel("softmax", 4, 1048576)
+        big = matrix(65536, 32768)  # 2^31 elements: the last is 2^31 - 1 from the first
+        k.launch_config(big, big)
+        big = matrix(65537, 32768)
+        with self.assertRaises(fly.FlyError) as cm:
+            k.launch_config(big, big)
+        self.assertIn("fewer than 2^31 elements", cm.exception.message)
+
+    def test_weights_are_checked_when_given(self) -> None:
+        k = self.kernel("rms_norm", 4, 64)
+        x = matrix(8, 256)
+        with self.assertRaises(fly.FlyError) as cm:
+            k.launch_config(x, vector(100), x, 1e-6, 1)
+        self.assertIn("W has one weight per column", cm.exception.message)
+        k.launch_config(x, vector(100), x, 1e-6, 0)  # no weights: W is not read
+
+    def test_backward_partials_set_the_grid(self) -> None:
+        k = self.kernel("rms_norm_backward", 4, 1024)  # 256 threads a row
+        x = matrix(1000, 4096)
+        cfg = k.launch_config(x, x, vector(4096), x, matrix(264, 4096), 1e-6, 1)
+        self.assertEqual((cfg.grid[0], cfg.block[0]), (264, 256))
+        k = self.kernel("rms_norm_backward", 4, 8)  # 2 threads a row: 64 rows a block
+        x = matrix(1000, 32)
+        with self.assertRaises(fly.FlyError) as cm:
+            k.launch_config(x, x, vector(32), x, matrix(40, 32), 1e-6, 1)
+        self.assertIn("positive multiple of R rows", cm.exception.message)
+        cfg = k.launch_config(x, x, vector(32), x, matrix(128, 32), 1e-6, 1)
+        self.assertEqual(cfg.grid[0], 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
