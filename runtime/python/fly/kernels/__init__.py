@@ -13,5 +13,6 @@ from __future__ import annotations
 
 from ._library import kernel, library
 from .norm import rms_norm
+from .quant import per_block_quant, per_token_quant
 
-__all__ = ["rms_norm", "kernel", "library"]
+__all__ = ["rms_norm", "kernel", "library", "per_token_quant", "per_block_quant"]
