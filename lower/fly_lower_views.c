@@ -205,7 +205,8 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   }
   char name[32], text[128];
   snprintf(name, sizeof name, "__fly_smem_%d", w->smem++);
-  char *et = fly_lower_type_text(mt.elem);
+  /* An 8-bit float tile is an array of i8: LLVM has no such float type. */
+  char *et = fly_lower_type_text(fly_lower_storage_type(mt.elem));
   snprintf(text, sizeof text, "!llvm.array<%lld x %s>", (long long)n, et ? et : "i8");
   free(et);
   fly_memtype_free(&mt);
@@ -245,7 +246,7 @@ static void alloc_reg(Views *w, FlyBuild *b, MlirOperation op) {
   MlirValue count = fly_build_i32(&top, n);
   MlirNamedAttribute a[2] = {
       fly_mlir_named(w->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(w->m->ctx, 64), 16)),
-      fly_mlir_named(w->m, "elem_type", mlirTypeAttrGet(mt.elem))};
+      fly_mlir_named(w->m, "elem_type", mlirTypeAttrGet(fly_lower_storage_type(mt.elem)))};
   fly_memtype_free(&mt);
   MlirValue p = fly_build_op1(&top, "llvm.alloca", ptr_type(b, w->priv_as), 1, &count, 2, a);
   replace(op, make_memref(b, rt, p, 0, NULL));

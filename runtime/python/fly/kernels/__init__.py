@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ._library import kernel, library
 from .norm import layer_norm, rms_norm, rms_norm_backward, softmax, softmax_backward
+from .quant import per_block_quant, per_token_quant
 
 __all__ = ["rms_norm", "rms_norm_backward", "layer_norm", "softmax", "softmax_backward",
-           "kernel", "library"]
+           "per_token_quant", "per_block_quant", "kernel", "library"]
