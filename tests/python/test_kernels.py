@@ -139,6 +139,17 @@ class Launches(unittest.TestCase):
                                                                matrix(2, 65536))
         self.assertEqual((cfg.grid[0], cfg.block[0]), (2, 1024))
 
+    def test_the_python_mirror_of_the_row_plan_agrees_with_the_kernels(self) -> None:
+        from fly.kernels.norm import row_plan
+
+        e = _registry.load(REGISTRY)["softmax"]
+        for cap in _registry.aot_values(e, "CAP", T="f32", VEC=4):
+            g, _, threads = row_plan(cap, 4)
+            n = min(cap * 4, 65536)
+            m = 4 * (threads // g)
+            cfg = self.kernel("softmax", 4, cap).launch_config(matrix(m, n), matrix(m, n))
+            self.assertEqual((cfg.grid[0], cfg.block[0]), (4, threads), f"CAP {cap}")
+
     def test_rules_refuse_what_the_specialisation_cannot_do(self) -> None:
         k = self.kernel("softmax", 4, 64)
         with self.assertRaises(fly.FlyError) as cm:

@@ -127,7 +127,7 @@ class Library:
         except LibraryNotFoundError as err:
             raise FlyError(f"{name} {_registry.spec_name(e, consts)}: no bundle was built ahead "
                            f"of time for this specialisation, and the compiler (libflyc) is not "
-                           f"here to compile it: {err.message}", Status.NOT_FOUND) from None
+                           f"here to compile it: {err}", Status.NOT_FOUND) from None
 
 
 _library: Optional[Library] = None

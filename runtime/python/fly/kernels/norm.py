@@ -125,7 +125,7 @@ def rms_norm_backward(grad_out: Any, x: Any, weight: Optional[Any] = None,
     m = X.size(0)
     k = row_kernel("rms_norm_backward", x.dtype, n, x.device, DY, X, DX, weight)
     consts = k.consts
-    g, _, threads = _plan(consts["CAP"], consts["VEC"], 2)
+    g, _, threads = row_plan(consts["CAP"], consts["VEC"])
     p = _partial_rows(x.device, m, threads // g)
     streamed = consts["CAP"] * consts["VEC"] > _REGISTER_ELEMENTS
     dwp = (torch.zeros if streamed else torch.empty)(p, n, dtype=torch.float32, device=x.device)
@@ -139,12 +139,14 @@ def rms_norm_backward(grad_out: Any, x: Any, weight: Optional[Any] = None,
     return dx, dw
 
 
-# kernels/common/rows.fly's plan, for the sizes Python must know (the dW
-# partials of rms_norm_backward): keep in step with row_plan_items there.
+# kernels/common/rows.fly's row_plan, for the sizes Python must know (the
+# dW partials of rms_norm_backward); tests/python/test_kernels.py checks it
+# against the kernels' launch rules for every CAP.
 _REGISTER_ELEMENTS = 16384
 
 
-def _plan(cap: int, vec: int, per: int) -> tuple[int, int, int]:
+def row_plan(cap: int, vec: int, per: int = 4) -> tuple[int, int, int]:
+    """(G, ITEMS, THREADS) of row_plan_items(CAP, VEC, PER) in rows.fly."""
     in_registers = cap * vec <= _REGISTER_ELEMENTS
     g = 1 if cap <= per else min(cap // per, 2048 // per) if in_registers else 1024
     items = cap // g if in_registers else 0
