@@ -121,6 +121,11 @@ def main():
     # The kernel library (fly.kernels), one part per family, from the bundles
     # gathered in ARTIFACTS/kernels.
     env["FLY_KERNELS_DIR"] = os.path.join(art, "kernels")
+    if os.path.isdir(env["FLY_KERNELS_DIR"]):
+        example = os.path.join(art, "rms_norm_c")
+        parts.append(("library_c", ["bash", "-c", f"{example} {env['FLY_KERNELS_DIR']} && "
+                                    f"{example} {env['FLY_KERNELS_DIR']} 7 4097 && "
+                                    f"{example} {env['FLY_KERNELS_DIR']} 3 65539"]))
     library = os.path.join(HERE, "library")
     for check in sorted(f for f in os.listdir(library) if f.startswith("check_")):
         parts.append((f"library_{check[6:-3]}", [sys.executable, os.path.join(library, check)]))
