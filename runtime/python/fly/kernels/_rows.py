@@ -98,6 +98,59 @@ def row_kernel(name: str, dtype: Any, n: int, device: Any, *tensors: Any, **fixe
     return k
 
 
+# kernels/common/rows.fly's row_plan, for what Python must know of it (the
+# rows a block handles); tests/python/test_kernels.py checks it against the
+# kernels' launch rules for every CAP.
+REGISTER_ELEMENTS = 16384
+
+
+def row_plan(cap: int, vec: int, per: int = 4) -> tuple[int, int, int]:
+    """(G, ITEMS, THREADS) of row_plan_items(CAP, VEC, PER) in rows.fly."""
+    in_registers = cap * vec <= REGISTER_ELEMENTS
+    g = 1 if cap <= per else min(cap // per, 2048 // per) if in_registers else 1024
+    items = cap // g if in_registers else 0
+    return g, items, max(g, 128)
+
+
+_SMS: dict[int, int] = {}
+
+
+def sm_count(device: Any) -> int:
+    """The multiprocessors of a torch.device."""
+    n = _SMS.get(device.index)
+    if n is None:
+        import torch
+
+        n = _SMS[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
+    return n
+
+
+_ROWS_PER_BLOCK: dict[tuple, int] = {}
+
+
+def row_kernel_early(name: str, dtype: Any, n: int, m: int, device: Any, *tensors: Any,
+                     **fixed: Any) -> Any:
+    """row_kernel for a kernel with the const EARLY (load the weights with
+    the row): true when the grid has fewer blocks than the GPU has SMs, so
+    that the kernel's time is latency, not throughput."""
+    vec = vector_width(n, dtype.itemsize, *tensors)
+    base = (name, dtype, n, vec, device.index, tuple(fixed.items()))
+    r = _ROWS_PER_BLOCK.get(base)
+    if r is None:
+        c = _consts(name, dtype, n, vec, tuple(sorted({**fixed, "EARLY": False}.items())))
+        g, _, threads = row_plan(c["CAP"], vec)
+        r = _ROWS_PER_BLOCK[base] = threads // g
+    early = -(-m // r) < sm_count(device)
+    key = base + (early,)
+    k = _KERNELS.get(key)
+    if k is None:
+        from ._library import kernel
+
+        consts = _consts(name, dtype, n, vec, tuple(sorted({**fixed, "EARLY": early}.items())))
+        k = _KERNELS[key] = kernel(name, consts, device)
+    return k
+
+
 def as_rows(x: Any, what: str) -> Any:
     """x as a 2-D matrix of rows (its last dimension), without copying when
     its layout allows; a last dimension that is not contiguous is copied."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import FlyError, Status
-from ._rows import as_rows, row_kernel
+from ._rows import REGISTER_ELEMENTS, as_rows, row_kernel, row_kernel_early, row_plan, sm_count
 
 
 def _out(x: Any, out: Optional[Any], what: str, name: str = "out") -> Any:
@@ -82,30 +82,23 @@ def rms_norm(x: Any, weight: Optional[Any] = None, eps: float = 1e-6, out: Optio
         h = _out(x, residual_out, what, "residual_out")
         R, H = rows.input(r, "residual"), rows.output(h, "residual_out")
         if X.numel():
-            k = row_kernel("add_rms_norm", x.dtype, n, x.device, X, R, H, Y, weight)
+            k = row_kernel_early("add_rms_norm", x.dtype, n, X.size(0), x.device, X, R, H, Y,
+                                 weight)
             k(X, R, weight if weight is not None else X[0], H, Y, float(eps),
               int(weight is not None))
         rows.finish()
         return y, h
     if X.numel():
-        k = row_kernel("rms_norm", x.dtype, n, x.device, X, Y, weight)
+        k = row_kernel_early("rms_norm", x.dtype, n, X.size(0), x.device, X, Y, weight)
         k(X, weight if weight is not None else X[0], Y, float(eps), int(weight is not None))
     rows.finish()
     return y
 
 
-_SMS: dict[int, int] = {}
-
-
 def _partial_rows(device: Any, m: int, rows_per_block: int) -> int:
     """Rows of rms_norm_backward's dW partials: a few blocks per SM, each a
     row per row group (never more blocks than there are row groups)."""
-    sms = _SMS.get(device.index)
-    if sms is None:
-        import torch
-
-        sms = _SMS[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
-    blocks = max(1, min(-(-m // rows_per_block), 4 * sms))
+    blocks = max(1, min(-(-m // rows_per_block), 4 * sm_count(device)))
     return blocks * rows_per_block
 
 
@@ -127,7 +120,7 @@ def rms_norm_backward(grad_out: Any, x: Any, weight: Optional[Any] = None,
     consts = k.consts
     g, _, threads = row_plan(consts["CAP"], consts["VEC"])
     p = _partial_rows(x.device, m, threads // g)
-    streamed = consts["CAP"] * consts["VEC"] > _REGISTER_ELEMENTS
+    streamed = consts["CAP"] * consts["VEC"] > REGISTER_ELEMENTS
     dwp = (torch.zeros if streamed else torch.empty)(p, n, dtype=torch.float32, device=x.device)
     if X.numel():
         k(DY, X, weight if weight is not None else X[0], DX, dwp, float(eps),
@@ -137,20 +130,6 @@ def rms_norm_backward(grad_out: Any, x: Any, weight: Optional[Any] = None,
     rows.finish()
     dw = dwp.sum(0).to(x.dtype) if weight is not None else None
     return dx, dw
-
-
-# kernels/common/rows.fly's row_plan, for the sizes Python must know (the
-# dW partials of rms_norm_backward); tests/python/test_kernels.py checks it
-# against the kernels' launch rules for every CAP.
-_REGISTER_ELEMENTS = 16384
-
-
-def row_plan(cap: int, vec: int, per: int = 4) -> tuple[int, int, int]:
-    """(G, ITEMS, THREADS) of row_plan_items(CAP, VEC, PER) in rows.fly."""
-    in_registers = cap * vec <= _REGISTER_ELEMENTS
-    g = 1 if cap <= per else min(cap // per, 2048 // per) if in_registers else 1024
-    items = cap // g if in_registers else 0
-    return g, items, max(g, 128)
 
 
 def layer_norm(x: Any, weight: Optional[Any] = None, bias: Optional[Any] = None,
@@ -165,7 +144,7 @@ def layer_norm(x: Any, weight: Optional[Any] = None, bias: Optional[Any] = None,
     rows = _Rows()
     X, Y = rows.input(x, "x"), rows.output(y, "out")
     if X.numel():
-        k = row_kernel("layer_norm", x.dtype, n, x.device, X, Y, weight, bias)
+        k = row_kernel_early("layer_norm", x.dtype, n, X.size(0), x.device, X, Y, weight, bias)
         k(X, weight if weight is not None else X[0], bias if bias is not None else X[0], Y,
           float(eps), int(weight is not None), int(bias is not None))
     rows.finish()
