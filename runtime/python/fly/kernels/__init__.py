@@ -12,6 +12,7 @@ and may be captured in a CUDA graph. docs/kernels.md describes every kernel.
 from __future__ import annotations
 
 from ._library import kernel, library
+from .attention import fused_rope_cache
 from .norm import rms_norm
 
-__all__ = ["rms_norm", "kernel", "library"]
+__all__ = ["rms_norm", "fused_rope_cache", "kernel", "library"]
