@@ -1,0 +1,157 @@
+"""Attention's helpers (kernels/attention/): the rotary embedding of queries
+and keys fused with the write of keys and values into a paged KV cache."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import FlyError, Status
+from ._library import kernel
+from ._rows import check_device, fly_type
+
+_TYPES = ("bf16", "f16", "f32")
+
+
+def _bad(what: str) -> FlyError:
+    return FlyError(f"fused_rope_cache: {what}", Status.ARGUMENTS)
+
+
+def _heads(x: Any, name: str, tokens: int, d: int) -> Any:
+    """x as tokens x heads x d without copying: [T, H, D] as it is, [T, H * D]
+    split; its head dimension must be contiguous (x may be written in
+    place, so it is never copied)."""
+    if x.dim() == 2:
+        if x.size(1) % d:
+            raise _bad(f"{name} is {tuple(x.shape)}: its rows of {x.size(1)} are not whole "
+                       f"heads of {d} (the head size of the caches)")
+        if x.stride(1) != 1 and x.size(1) > 1:
+            raise _bad(f"{name} must have contiguous rows (its strides are {x.stride()})")
+        x = x.view(x.size(0), x.size(1) // d, d)
+    if x.dim() != 3:
+        raise _bad(f"{name} must be [tokens, heads, {d}] or [tokens, heads * {d}], not "
+                   f"{tuple(x.shape)}")
+    if x.size(0) != tokens or x.size(2) != d:
+        raise _bad(f"{name} is {tuple(x.shape)}; expected [{tokens}, heads, {d}] ({tokens} "
+                   f"tokens as q has, heads of {d} as the caches have)")
+    if x.stride(2) != 1 and d > 1:
+        raise _bad(f"{name} must have contiguous heads (its strides are {x.stride()})")
+    return x
+
+
+def _indices(x: Any, name: str, tokens: int) -> Any:
+    """positions or slot_mapping as tokens contiguous int64 values."""
+    import torch
+
+    if x.dtype not in (torch.int64, torch.int32):
+        raise _bad(f"{name} must be int64 (or int32), not {x.dtype}")
+    if x.numel() != tokens:
+        raise _bad(f"{name} has {x.numel()} values for {tokens} tokens")
+    x = x.reshape(tokens)
+    if x.dtype != torch.int64 or (tokens > 1 and x.stride(0) != 1):
+        x = x.to(torch.int64).contiguous()
+    return x
+
+
+def _aligned(t: Any, nbytes: int) -> bool:
+    """Whether t starts at a multiple of nbytes and each of its strides, but
+    the last (contiguous) one, is a multiple of nbytes."""
+    if t.data_ptr() % nbytes:
+        return False
+    return all(t.stride(i) * t.element_size() % nbytes == 0
+               for i in range(t.dim() - 1) if t.size(i) > 1)
+
+
+def _vector_width(d: int, rot: int, tensors: list, cos_sin: Any) -> int:
+    """VEC: the elements of one access, 16 bytes' worth where the head size,
+    the rotary size, the strides and the starts allow, else halved."""
+    size = tensors[0].element_size()
+    vec = 16 // size
+    while vec > 1:
+        if (d % (2 * vec) == 0 and rot % (2 * vec) == 0
+                and all(_aligned(t, vec * size) for t in tensors)
+                and _aligned(cos_sin, min(vec * cos_sin.element_size(), 16))):
+            break
+        vec //= 2
+    return vec
+
+
+def fused_rope_cache(q: Any, k: Any, v: Any, positions: Any, cos_sin_cache: Any, k_cache: Any,
+                     v_cache: Any, slot_mapping: Any, is_neox: bool = True) -> None:
+    """Rotary position embedding of q and k, in place, and the write of the
+    rotated k and of v into a paged KV cache, in one launch (vLLM's
+    rotary_embedding followed by reshape_and_cache).
+
+    q             [T, HQ, D] or [T, HQ * D]: T tokens' queries, bf16, f16 or
+                  f32; rows may be strided (a slice of a fused QKV tensor),
+                  each head contiguous; rotated in place
+    k             [T, HK, D] or [T, HK * D], likewise; rotated in place
+    v             [T, HK, D] or [T, HK * D], of q's dtype; only read
+    positions     T positions (int64; int32 is converted)
+    cos_sin_cache [P, ROT]: row p holds the ROT/2 cosines, then the ROT/2
+                  sines, of position p; float32 or q's dtype. ROT <= D is
+                  the rotated part of each head (the rest is not changed);
+                  a position outside 0 .. P - 1 uses the nearest row
+    k_cache       [NB, BS, HK, D] paged cache of q's dtype: NB blocks of BS
+    v_cache       tokens; each head contiguous
+    slot_mapping  T slots (int64): block * BS + offset; a negative slot
+                  (padding) or one past NB * BS skips the token's cache write
+    is_neox       True: NeoX style (the halves of the rotated part are
+                  paired); False: GPT-J style (neighbouring elements)
+    """
+    import torch
+
+    dev = check_device(q, k, v, positions, cos_sin_cache, k_cache, v_cache, slot_mapping)
+    if k_cache.dim() != 4:
+        raise _bad(f"k_cache must be [blocks, block_size, kv_heads, head_size], not "
+                   f"{tuple(k_cache.shape)}")
+    if v_cache.shape != k_cache.shape:
+        raise _bad(f"v_cache must have the shape of k_cache {tuple(k_cache.shape)}, not "
+                   f"{tuple(v_cache.shape)}")
+    d = k_cache.size(3)
+    if q.dim() not in (2, 3):
+        raise _bad(f"q must be [tokens, heads, {d}] or [tokens, heads * {d}], not "
+                   f"{tuple(q.shape)}")
+    tokens = q.size(0)
+    q3 = _heads(q, "q", tokens, d)
+    k3 = _heads(k, "k", tokens, d)
+    v3 = _heads(v, "v", tokens, d)
+    if v3.size(1) != k3.size(1):
+        raise _bad(f"v has {v3.size(1)} heads and k {k3.size(1)}")
+    if k_cache.size(2) != k3.size(1):
+        raise _bad(f"k_cache holds {k_cache.size(2)} heads a token and k has {k3.size(1)}")
+    t = fly_type(q.dtype)
+    if t not in _TYPES:
+        raise _bad(f"q must be bfloat16, float16 or float32, not {q.dtype}")
+    for name, x in (("k", k), ("v", v), ("k_cache", k_cache), ("v_cache", v_cache)):
+        if x.dtype != q.dtype:
+            raise _bad(f"{name} must be {q.dtype} as q is, not {x.dtype}")
+    for name, x in (("k_cache", k_cache), ("v_cache", v_cache)):
+        if x.stride(3) != 1 and d > 1:
+            raise _bad(f"{name} must have contiguous heads (its strides are {x.stride()})")
+    if cos_sin_cache.dim() != 2:
+        raise _bad(f"cos_sin_cache must be [positions, rotary_dim], not "
+                   f"{tuple(cos_sin_cache.shape)}")
+    rot = cos_sin_cache.size(1)
+    if rot % 2 or rot == 0 or rot > d:
+        raise _bad(f"cos_sin_cache has {rot} columns: the rotary dimension must be even, "
+                   f"positive and at most the head size {d}")
+    if cos_sin_cache.dtype not in (torch.float32, q.dtype):
+        raise _bad(f"cos_sin_cache must be float32 or {q.dtype} as q is, not "
+                   f"{cos_sin_cache.dtype}")
+    if cos_sin_cache.size(0) == 0:
+        raise _bad("cos_sin_cache has no positions")
+    if cos_sin_cache.stride(1) != 1:
+        cos_sin_cache = cos_sin_cache.contiguous()
+    pos = _indices(positions, "positions", tokens)
+    slots = _indices(slot_mapping, "slot_mapping", tokens)
+    if tokens == 0:
+        return None
+    if k_cache.numel() == 0:
+        raise _bad("k_cache and v_cache are empty")
+    vec = _vector_width(d, rot, [q3, k3, v3, k_cache, v_cache], cos_sin_cache)
+    if rot % (2 * vec) or d % (2 * vec):  # an odd half: no plan (VEC = 1 needs even sizes)
+        raise _bad(f"head size {d} and rotary dimension {rot} must be even")
+    consts = {"T": t, "CS": fly_type(cos_sin_cache.dtype), "D": d, "ROT": rot,
+              "NEOX": bool(is_neox), "VEC": vec}
+    kernel("fused_rope_cache", consts, dev)(q3, k3, v3, pos, cos_sin_cache, k_cache, v_cache,
+                                            slots)
+    return None
