@@ -13,5 +13,7 @@ from __future__ import annotations
 
 from ._library import kernel, library
 from .norm import rms_norm
+from .moe import moe_align_block_size, topk_gating_softmax
 
 __all__ = ["rms_norm", "kernel", "library"]
+__all__ += ["topk_gating_softmax", "moe_align_block_size"]
