@@ -43,11 +43,14 @@ class Registry(unittest.TestCase):
             self.assertTrue(e["aot"], name)
 
     def test_plans_expand_and_specs_are_named_in_the_consts_order(self) -> None:
-        e = self.kernels["rms_norm"]
+        e = self.kernels["softmax"]
         specs = list(_registry.aot_specs(e))
         self.assertIn({"T": "bf16", "VEC": 8, "CAP": 512}, specs)
         self.assertEqual(_registry.spec_name(e, {"CAP": 512, "T": "bf16", "VEC": 8}),
                          "T=bf16_VEC=8_CAP=512")
+        e = self.kernels["rms_norm"]  # the plan extended by a list of its own
+        self.assertIn({"T": "f32", "VEC": 1, "CAP": 64, "EARLY": True},
+                      list(_registry.aot_specs(e)))
         self.assertEqual(_registry.aot_values(e, "CAP", T="f32", VEC=1)[-1], 1048576)
 
     def test_a_bad_registry_is_refused_with_the_kernel_named(self) -> None:

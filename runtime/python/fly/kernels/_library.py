@@ -58,6 +58,9 @@ class Library:
                            "(run make)", Status.NOT_FOUND)
         self.registry = _registry.load(registry)
         self._loaded: dict[tuple, Any] = {}
+        # Requests as made (device as given: None means "the current GPU",
+        # which may change, so only explicit devices are remembered here).
+        self._fast: dict[tuple, Any] = {}
         self._lock = threading.Lock()
 
     def entry(self, name: str) -> dict[str, Any]:
@@ -81,6 +84,15 @@ class Library:
         (an ordinal, a fly.Device, a torch.device; None: the current GPU), or
         with device=fly.NO_DEVICE for target (no GPU: launch configurations
         only)."""
+        # The common case first: this very request made before (a torch.device
+        # and a dict of consts hash as they are). One lookup, no strings made.
+        try:
+            fast = (name, tuple(consts.items()), device, target)
+            k = self._fast.get(fast)
+        except TypeError:  # an unhashable device or const: the full path
+            fast = k = None
+        if k is not None:
+            return k
         from ..module import NO_DEVICE, load
         from ..device import current_ordinal, resolve_device
 
@@ -94,6 +106,8 @@ class Library:
         key = (name, spec, where)
         k = self._loaded.get(key)
         if k is not None:
+            if fast is not None and device is not None:
+                self._fast[fast] = k
             return k
         with self._lock:
             k = self._loaded.get(key)
@@ -108,6 +122,8 @@ class Library:
             by_text = {c: _registry.const_text(consts[c]) for c in e["consts"]}
             k = module.kernel(e["kernel"], by_text)
             self._loaded[key] = k
+            if fast is not None and device is not None:
+                self._fast[fast] = k
         return k
 
     def _compile(self, name: str, e: dict[str, Any], consts: dict[str, Any], device: Any,

@@ -125,22 +125,25 @@ def sm_count(device: Any) -> int:
     return n
 
 
-_ROWS_PER_BLOCK: dict[tuple, int] = {}
+_ROWS_PER_BLOCK: dict[tuple, tuple[int, int]] = {}
 
 
 def row_kernel_early(name: str, dtype: Any, n: int, m: int, device: Any, *tensors: Any,
                      **fixed: Any) -> Any:
     """row_kernel for a kernel with the const EARLY (load the weights with
-    the row): true when the grid has fewer blocks than the GPU has SMs, so
-    that the kernel's time is latency, not throughput."""
+    the row): true when every block of the grid is resident at once even
+    with EARLY's registers (about 96 a thread), so that the kernel's time is
+    latency, not throughput; with more blocks, the registers EARLY saves
+    are more blocks an SM."""
     vec = vector_width(n, dtype.itemsize, *tensors)
     base = (name, dtype, n, vec, device.index, tuple(fixed.items()))
-    r = _ROWS_PER_BLOCK.get(base)
-    if r is None:
+    plan = _ROWS_PER_BLOCK.get(base)
+    if plan is None:
         c = _consts(name, dtype, n, vec, tuple(sorted({**fixed, "EARLY": False}.items())))
         g, _, threads = row_plan(c["CAP"], vec)
-        r = _ROWS_PER_BLOCK[base] = threads // g
-    early = -(-m // r) < sm_count(device)
+        resident = max(1, 65536 // (96 * threads)) * sm_count(device)
+        plan = _ROWS_PER_BLOCK[base] = (threads // g, resident)
+    early = -(-m // plan[0]) <= plan[1]
     key = base + (early,)
     k = _KERNELS.get(key)
     if k is None:

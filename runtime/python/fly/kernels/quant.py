@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..errors import FlyError, Status
 from ._library import kernel
-from ._rows import as_rows, check_device, fly_type, next_pow2, row_consts, vector_width
+from ._rows import as_rows, check_device, fly_type, next_pow2, row_kernel, vector_width
 
 # The largest finite value of each quantised type, by Fly's name.
 QMAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0, "i8": 127.0}
@@ -122,7 +122,7 @@ def per_token_quant(x: Any, dtype: Any = None, out: Optional[Any] = None,
         return y, s
     X, Y, S = as_rows(x, "x"), as_rows(y, "out"), _matrix(s, 1)
     name = _entry(what, q)
-    k = kernel(name, row_consts(name, x.dtype, n, X, Y, Q=q), dev)
+    k = row_kernel(name, x.dtype, n, dev, X, Y, Q=q)
     k(X, Y, S[:, 0])
     _copy_back(y, Y)
     _copy_back(s, S)
