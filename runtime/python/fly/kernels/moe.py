@@ -54,8 +54,15 @@ def _ladder_cap(name: str, const: str, need: int, **fixed: Any) -> int:
     """The smallest value of const (a power-of-two capacity) among kernel
     `name`'s ahead-of-time specialisations with the fixed consts that is at
     least need; else need's power of two, compiled on first use."""
-    ladder = aot_values(library().entry(name), const, **fixed)
-    return next((c for c in ladder if c >= need), next_pow2(need))
+    key = (name, const, need, tuple(fixed.items()))
+    cap = _CAPS.get(key)
+    if cap is None:
+        ladder = aot_values(library().entry(name), const, **fixed)
+        cap = _CAPS[key] = next((c for c in ladder if c >= need), next_pow2(need))
+    return cap
+
+
+_CAPS: dict[tuple, int] = {}  # _ladder_cap's answers: a lookup after the first call
 
 
 def topk_gating_softmax(gating_output: Any, topk: int, renormalize: bool = False,

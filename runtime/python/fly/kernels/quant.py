@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..errors import FlyError, Status
 from ._library import kernel
-from ._rows import as_rows, check_device, fly_type, next_pow2, row_kernel, vector_width
+from ._rows import as_rows, check_device, fly_type, next_pow2, row_kernel, sm_count, vector_width
 
 # The largest finite value of each quantised type, by Fly's name.
 QMAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0, "i8": 127.0}
@@ -164,7 +164,15 @@ def per_block_quant(x: Any, group_size: int = 128, dtype: Any = None,
     X, Y, S = as_rows(x, "x"), as_rows(y, "out"), _matrix(s, groups)
     vec = min(vector_width(n, x.element_size(), X, Y), group_size)
     name = _entry(what, q)
-    k = kernel(name, {"T": t, "Q": q, "GROUP": group_size, "VEC": vec}, dev)
+    # group_plan of per_block_quant.fly: lanes a group (at most 32), groups
+    # a block of 256 in a round, 4 vectors a thread in all. WIDE (a round a
+    # thread) when four rounds would leave SMs without four blocks each.
+    vectors = group_size // vec
+    lanes = min(vectors, 32)
+    rounds = max(4 // (vectors // lanes), 1)
+    blocks = -(-X.size(0) * groups // ((256 // lanes) * rounds))
+    wide = blocks < 4 * sm_count(dev)
+    k = kernel(name, {"T": t, "Q": q, "GROUP": group_size, "VEC": vec, "WIDE": wide}, dev)
     k(X, Y, S)
     _copy_back(y, Y)
     _copy_back(s, S)
