@@ -16,7 +16,10 @@
  *        pointers allow it, else 1;
  *   CAP  the smallest power of two >= N / VEC (for VEC 8, 1 to 2048; beyond,
  *        1048576, rows streamed from memory), or for VEC 1 the smallest of
- *        8, 64, 512, 4096, 16384, 1048576.
+ *        8, 64, 512, 4096, 16384, 1048576;
+ *   EARLY  true to load the weights with the row, for grids small enough
+ *        that every block is resident at once (few rows: latency), false
+ *        otherwise (more blocks an SM). Either is correct for any M.
  * The launch checks what it assumes and refuses, with a message, arguments
  * that break it: rows longer than CAP * VEC, a misaligned pointer ... */
 #include <math.h>
@@ -73,7 +76,9 @@ int main(int argc, char **argv) {
      flyrtMalloc is aligned, so 16-byte accesses need only N % 8 == 0. */
   int vec = N % 8 == 0 ? 8 : 1, cap = row_cap(N, vec);
   char path[4096];
-  snprintf(path, sizeof path, "%s/bundles/rms_norm/T=bf16_VEC=%d_CAP=%d.flyb", argv[1], vec, cap);
+  const char *early = M < 256 ? "true" : "false";
+  snprintf(path, sizeof path, "%s/bundles/rms_norm/T=bf16_VEC=%d_CAP=%d_EARLY=%s.flyb", argv[1],
+           vec, cap, early);
   FlyrtDevice dev;
   FlyrtBundle bundle;
   FlyrtModule mod;
