@@ -91,6 +91,29 @@ class Bundles(unittest.TestCase):
             self.assertEqual(k.consts, {"T": "f32", "VEC": 4, "CAP": 64})
 
 
+@unittest.skipUnless((REPO / "build" / "python" / "fly" / "_kernels").is_dir(),
+                     "the staged package is not built (FLY_BUILD_KERNELS=OFF)")
+class StagedPackage(unittest.TestCase):
+    def test_the_staged_package_runs_from_its_own_files(self) -> None:
+        """build/python/fly holds libflyrt and the library: a program that
+        puts only its parent on the path finds both, and no source tree."""
+        import subprocess
+        import sys
+
+        code = ("import fly, fly.kernels as fk, os; lib = fk.library(); "
+                "k = fk.kernel('softmax', {'T': 'f32', 'VEC': 4, 'CAP': 64}, "
+                "device=fly.NO_DEVICE, target='sm_90'); "
+                "print(os.path.relpath(lib.root, os.path.dirname(fly.__file__)), k.spec)")
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("FLYRT_LIBRARY", "FLY_KERNELS_DIR", "FLY_KERNELS_SOURCE",
+                            "PYTHONPATH")}
+        env["PYTHONPATH"] = str(REPO / "build" / "python")
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd="/",
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.split(), ["_kernels", "T=f32", "VEC=4", "CAP=64"])
+
+
 class Selection(unittest.TestCase):
     class Tensor:
         """What vector_width reads of a tensor."""

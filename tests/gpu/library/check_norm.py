@@ -196,6 +196,32 @@ def check_softmax_backward(c: Checks) -> None:
     sweep(c, "softmax_backward", run)
 
 
+class DLPackOnly:
+    """An array that offers DLPack and nothing else, as CuPy's or JAX's do."""
+
+    def __init__(self, t) -> None:
+        self.t = t
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.t.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def check_dlpack(c: Checks) -> None:
+    x = rand((33, 1000), torch.float16)
+    w = rand((1000,), torch.float16)
+    y = torch.empty_like(x)
+    got = fk.rms_norm(DLPackOnly(x), DLPackOnly(w), out=DLPackOnly(y))
+    torch.cuda.synchronize()
+    c.close("rms_norm of DLPack arrays", y, ref_rms_norm(x, w, 1e-6), *tol(torch.float16))
+    c.ok("rms_norm of DLPack arrays returns a torch tensor on out's memory",
+         isinstance(got, torch.Tensor) and got.data_ptr() == y.data_ptr())
+    c.close("softmax of a DLPack array", fk.softmax(DLPackOnly(x)), ref_softmax(x),
+            *tol(torch.float16))
+
+
 def check_errors(c: Checks) -> None:
     x = rand((4, 64), torch.bfloat16)
     c.raises("a CPU tensor is refused", lambda: fk.softmax(x.cpu()), "")
@@ -212,7 +238,8 @@ def main() -> int:
     for name, fn in [("rms_norm", check_rms_norm), ("add_rms_norm", check_add_rms_norm),
                      ("rms_norm_backward", check_rms_norm_backward),
                      ("layer_norm", check_layer_norm), ("softmax", check_softmax),
-                     ("softmax_backward", check_softmax_backward), ("errors", check_errors)]:
+                     ("softmax_backward", check_softmax_backward), ("dlpack", check_dlpack),
+                     ("errors", check_errors)]:
         if not only or name in only:
             fn(c)
     return c.finish()

@@ -3,6 +3,7 @@ problem, and shaping PyTorch tensors into the M x N matrices the kernels
 take. PyTorch is imported only by the functions that need it."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ..errors import FlyError, Status
@@ -172,6 +173,32 @@ def as_rows(x: Any, what: str) -> Any:
         except RuntimeError:
             x = x.reshape(-1, x.size(-1))
     return x
+
+
+def accepts_dlpack(fn: Any) -> Any:
+    """Lets fn, a function of torch tensors, take any array offering DLPack
+    (CuPy, JAX ...): such an argument becomes a torch tensor on the same
+    memory (torch.from_dlpack, no copy) before fn sees it. Results are torch
+    tensors."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        torch = sys.modules.get("torch")
+        tensor = torch.Tensor if torch is not None else None
+
+        def convert(a: Any) -> Any:
+            if tensor is not None and isinstance(a, tensor):
+                return a
+            if hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__"):
+                import torch as t
+
+                return t.from_dlpack(a)
+            return a
+
+        return fn(*[convert(a) for a in args], **{k: convert(v) for k, v in kwargs.items()})
+
+    return wrapper
 
 
 def check_device(*tensors: Any) -> Any:

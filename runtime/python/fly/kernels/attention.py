@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import FlyError, Status
 from ._library import kernel
-from ._rows import check_device, fly_type
+from ._rows import accepts_dlpack, check_device, fly_type
 
 _TYPES = ("bf16", "f16", "f32")
 
@@ -74,6 +74,7 @@ def _vector_width(d: int, rot: int, tensors: list, cos_sin: Any) -> int:
     return vec
 
 
+@accepts_dlpack
 def fused_rope_cache(q: Any, k: Any, v: Any, positions: Any, cos_sin_cache: Any, k_cache: Any,
                      v_cache: Any, slot_mapping: Any, is_neox: bool = True) -> None:
     """Rotary position embedding of q and k, in place, and the write of the

@@ -8,7 +8,7 @@ from typing import Any, Optional
 from ..errors import FlyError, Status
 from ._library import kernel, library
 from ._registry import aot_values
-from ._rows import as_rows, check_device, fly_type, next_pow2, vector_width
+from ._rows import (accepts_dlpack, as_rows, check_device, fly_type, next_pow2, vector_width)
 
 # Entries of topk_ids a block of moe_align takes (ALIGN_TILE of
 # kernels/moe/moe_align.fly); more than one tile takes moe_align_count first.
@@ -65,6 +65,7 @@ def _ladder_cap(name: str, const: str, need: int, **fixed: Any) -> int:
 _CAPS: dict[tuple, int] = {}  # _ladder_cap's answers: a lookup after the first call
 
 
+@accepts_dlpack
 def topk_gating_softmax(gating_output: Any, topk: int, renormalize: bool = False,
                         with_token_expert_indices: bool = False,
                         out: Optional[tuple] = None) -> Any:
@@ -128,6 +129,7 @@ def topk_gating_softmax(gating_output: Any, topk: int, renormalize: bool = False
     return weights, ids
 
 
+@accepts_dlpack
 def moe_align_block_size(topk_ids: Any, block_size: int, num_experts: int,
                          out: Optional[tuple] = None) -> Any:
     """The order the expert GEMMs read tokens in, as vLLM's

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..errors import FlyError, Status
-from ._rows import REGISTER_ELEMENTS, as_rows, row_kernel, row_kernel_early, row_plan, sm_count
+from ._rows import (REGISTER_ELEMENTS, accepts_dlpack, as_rows, row_kernel, row_kernel_early,
+                    row_plan, sm_count)
 
 
 def _out(x: Any, out: Optional[Any], what: str, name: str = "out") -> Any:
@@ -59,6 +60,7 @@ class _Rows:
             t.copy_(m.view(t.shape))
 
 
+@accepts_dlpack
 def rms_norm(x: Any, weight: Optional[Any] = None, eps: float = 1e-6, out: Optional[Any] = None,
              residual: Optional[Any] = None, residual_out: Optional[Any] = None) -> Any:
     """y = x / sqrt(mean(x^2, -1) + eps) * weight, over the last dimension.
@@ -102,6 +104,7 @@ def _partial_rows(device: Any, m: int, rows_per_block: int) -> int:
     return blocks * rows_per_block
 
 
+@accepts_dlpack
 def rms_norm_backward(grad_out: Any, x: Any, weight: Optional[Any] = None,
                       eps: float = 1e-6) -> tuple[Any, Optional[Any]]:
     """The gradients of y = rms_norm(x, weight, eps): (dx, dweight), dweight
@@ -132,6 +135,7 @@ def rms_norm_backward(grad_out: Any, x: Any, weight: Optional[Any] = None,
     return dx, dw
 
 
+@accepts_dlpack
 def layer_norm(x: Any, weight: Optional[Any] = None, bias: Optional[Any] = None,
                eps: float = 1e-5, out: Optional[Any] = None) -> Any:
     """y = (x - mean) / sqrt(var + eps) * weight + bias over the last
@@ -151,6 +155,7 @@ def layer_norm(x: Any, weight: Optional[Any] = None, bias: Optional[Any] = None,
     return y
 
 
+@accepts_dlpack
 def softmax(x: Any, out: Optional[Any] = None) -> Any:
     """softmax over the last dimension."""
     y = _out(x, out, "softmax")
@@ -163,6 +168,7 @@ def softmax(x: Any, out: Optional[Any] = None) -> Any:
     return y
 
 
+@accepts_dlpack
 def softmax_backward(grad_out: Any, y: Any, out: Optional[Any] = None) -> Any:
     """The gradient of y = softmax(x) over the last dimension, from y:
     dx = y * (grad_out - sum(grad_out * y, -1))."""

@@ -18,7 +18,8 @@ from typing import Any, Optional
 
 from ..errors import FlyError, Status
 from ._library import kernel
-from ._rows import as_rows, check_device, fly_type, next_pow2, row_kernel, sm_count, vector_width
+from ._rows import (accepts_dlpack, as_rows, check_device, fly_type, next_pow2, row_kernel,
+                    sm_count, vector_width)
 
 # The largest finite value of each quantised type, by Fly's name.
 QMAX = {"f8e4m3": 448.0, "f8e5m2": 57344.0, "i8": 127.0}
@@ -94,6 +95,7 @@ def _copy_back(dst: Any, src: Any) -> None:
         dst.copy_(src.view(dst.shape))
 
 
+@accepts_dlpack
 def per_token_quant(x: Any, dtype: Any = None, out: Optional[Any] = None,
                     scale: Optional[Any] = None) -> tuple[Any, Any]:
     """(q, scale): x quantised with one scale per row (token).
@@ -129,6 +131,7 @@ def per_token_quant(x: Any, dtype: Any = None, out: Optional[Any] = None,
     return y, s
 
 
+@accepts_dlpack
 def per_block_quant(x: Any, group_size: int = 128, dtype: Any = None,
                     out: Optional[Any] = None, scale: Optional[Any] = None,
                     column_major_scales: bool = False) -> tuple[Any, Any]:
