@@ -177,6 +177,13 @@ class Launches(unittest.TestCase):
             m = 4 * (threads // g)
             cfg = self.kernel("softmax", 4, cap).launch_config(matrix(m, n), matrix(m, n))
             self.assertEqual((cfg.grid[0], cfg.block[0]), (4, threads), f"CAP {cap}")
+            # The norms' EARLY specialisations: 2 vectors a thread.
+            g, _, threads = row_plan(cap, 4, 2)
+            m = 4 * (threads // g)
+            k = fly.kernels.kernel("rms_norm", {"T": "f32", "VEC": 4, "CAP": cap, "EARLY": True},
+                                   device=fly.NO_DEVICE, target="sm_90")
+            cfg = k.launch_config(matrix(m, n), vector(n), matrix(m, n), 1e-6, 1)
+            self.assertEqual((cfg.grid[0], cfg.block[0]), (4, threads), f"EARLY CAP {cap}")
 
     def test_rules_refuse_what_the_specialisation_cannot_do(self) -> None:
         k = self.kernel("softmax", 4, 64)

@@ -131,19 +131,19 @@ _ROWS_PER_BLOCK: dict[tuple, tuple[int, int]] = {}
 
 def row_kernel_early(name: str, dtype: Any, n: int, m: int, device: Any, *tensors: Any,
                      **fixed: Any) -> Any:
-    """row_kernel for a kernel with the const EARLY (load the weights with
-    the row): true when every block of the grid is resident at once even
-    with EARLY's registers (about 96 a thread), so that the kernel's time is
-    latency, not throughput; with more blocks, the registers EARLY saves
-    are more blocks an SM."""
+    """row_kernel for a kernel with the const EARLY (latency: the weights
+    loaded with the row, 2 vectors a thread): true when every block of the
+    EARLY grid is resident at once (about 64 registers a thread), so that
+    the kernel's time is latency, not throughput; with more blocks, 4
+    vectors a thread and the weights loaded late leave more blocks an SM."""
     vec = vector_width(n, dtype.itemsize, *tensors)
     base = (name, dtype, n, vec, device.index, tuple(fixed.items()))
     plan = _ROWS_PER_BLOCK.get(base)
     if plan is None:
-        c = _consts(name, dtype, n, vec, tuple(sorted({**fixed, "EARLY": False}.items())))
-        g, _, threads = row_plan(c["CAP"], vec)
-        resident = max(1, 65536 // (96 * threads)) * sm_count(device)
-        plan = _ROWS_PER_BLOCK[base] = (threads // g, resident)
+        c = _consts(name, dtype, n, vec, tuple(sorted({**fixed, "EARLY": True}.items())))
+        g, _, threads = row_plan(c["CAP"], vec, 2)  # norm_items(EARLY) in rows.fly
+        resident = min(2048 // threads, 65536 // (64 * threads)) * sm_count(device)
+        plan = _ROWS_PER_BLOCK[base] = (threads // g, max(resident, sm_count(device)))
     early = -(-m // plan[0]) <= plan[1]
     key = base + (early,)
     k = _KERNELS.get(key)
