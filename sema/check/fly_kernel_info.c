@@ -153,6 +153,8 @@ static char *type_name(FlyInterp *I, const FlyVal *v) {
   return dup(v->kind == FLY_V_INT     ? "int"
              : v->kind == FLY_V_FLOAT ? "float"
              : v->kind == FLY_V_BOOL  ? "bool"
+             : v->kind == FLY_V_TYPE  ? "type"
+             : v->kind == FLY_V_STR   ? "str"
                                       : "");
 }
 

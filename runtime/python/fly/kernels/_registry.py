@@ -1,6 +1,7 @@
 """The kernel library's registry (kernels/registry.json): reading it and
-naming specialisations. Pure Python: the build runs it with no GPU and no
-PyTorch (python3 -m fly.kernels._registry --cmake)."""
+naming specialisations. Pure Python with no imports of the package, so
+that the build runs this file as a script, with no GPU and no PyTorch
+(python3 runtime/python/fly/kernels/_registry.py --cmake REGISTRY)."""
 from __future__ import annotations
 
 import itertools
@@ -88,5 +89,5 @@ def _cmake(path: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 3 or sys.argv[1] != "--cmake":
-        sys.exit("usage: python3 -m fly.kernels._registry --cmake REGISTRY.json")
+        sys.exit("usage: python3 _registry.py --cmake REGISTRY.json")
     _cmake(os.path.abspath(sys.argv[2]))
