@@ -179,23 +179,33 @@ def accepts_dlpack(fn: Any) -> Any:
     """Lets fn, a function of torch tensors, take any array offering DLPack
     (CuPy, JAX ...): such an argument becomes a torch tensor on the same
     memory (torch.from_dlpack, no copy) before fn sees it. Results are torch
-    tensors."""
+    tensors. Arguments that are all tensors, numbers or None go straight
+    through: one type test each."""
     import functools
+
+    plain = (int, float, bool, str, type(None), tuple)
+
+    def convert(a: Any) -> Any:
+        if hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__"):
+            import torch
+
+            if not isinstance(a, torch.Tensor):
+                return torch.from_dlpack(a)
+        return a
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         torch = sys.modules.get("torch")
         tensor = torch.Tensor if torch is not None else None
-
-        def convert(a: Any) -> Any:
-            if tensor is not None and isinstance(a, tensor):
-                return a
-            if hasattr(a, "__dlpack__") and hasattr(a, "__dlpack_device__"):
-                import torch as t
-
-                return t.from_dlpack(a)
-            return a
-
+        for a in args:
+            if type(a) is not tensor and not isinstance(a, plain):
+                break
+        else:
+            for a in kwargs.values():
+                if type(a) is not tensor and not isinstance(a, plain):
+                    break
+            else:
+                return fn(*args, **kwargs)
         return fn(*[convert(a) for a in args], **{k: convert(v) for k, v in kwargs.items()})
 
     return wrapper
