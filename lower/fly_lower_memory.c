@@ -189,7 +189,8 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
   if (!atom || atom->kind != FLY_ATOM_COPY)
     return fly_build_error(b, "internal error: a copy whose atom is unknown");
   int bits = (int)fly_lower_int_attr(fly_lower_atom_op(av), "bits", 0);
-  if (atom->copy != FLY_COPY_UNIVERSAL || bits <= 0)
+  bool async = atom->copy == FLY_COPY_CP_ASYNC;
+  if ((atom->copy != FLY_COPY_UNIVERSAL && !async) || bits <= 0)
     return fly_build_error(b, "the copy atom %s is not lowered yet", atom->name);
   intptr_t nops = mlirOperationGetNumOperands(op);
   bool predicated = nops >= 4;
@@ -230,11 +231,19 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
         MlirValue from = ptr_at(b, &ps, &es.off[i]), to = ptr_at(b, &pdst, &ed.off[i]);
         /* As wide as both addresses are provably aligned for (the proof
            records what it assumes of the kernel's arguments). */
-        while (w > 1 && !(fly_lower_aligned(b, from, (int64_t)w * bytes) &&
-                          fly_lower_aligned(b, to, (int64_t)w * bytes)))
+        while (w > 1 &&
+               !(fly_lower_aligned(b, from, (int64_t)w * bytes) &&
+                 fly_lower_aligned(b, to, (int64_t)w * bytes) &&
+                 (!async || ((atom->widths >> __builtin_ctz((unsigned)(w * bytes * 8))) & 1u))))
           w /= 2;
         MlirType t = w > 1 ? fly_vec_type(w, elem) : elem;
-        if (predicated) {
+        if (async) {
+          MlirValue p = {NULL};
+          if (predicated)
+            p = fly_build_load(b, pp.elem, ptr_at(b, &pp, &ep.off[i]), 1);
+          if (!fly_lower_cp_async(b, atom, to, from, w * bytes, p, !mlirValueIsNull(fill)))
+            break;
+        } else if (predicated) {
           MlirValue p = fly_build_load(b, pp.elem, ptr_at(b, &pp, &ep.off[i]), 1);
           MlirValue f = mlirValueIsNull(fill) ? fill : splat(b, fill, w, elem);
           masked_move(b, p, t, from, to, w * bytes, f);

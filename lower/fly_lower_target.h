@@ -92,6 +92,14 @@ extern const FlyTargetHooks fly_rocdl_hooks;
 
 /* ---- fly_lower_memory.c ---- */
 void fly_lower_copy(FlyBuild *b, MlirOperation op);
+
+/* ---- fly_lower_async.c ---- */
+/* One cp.async of `bytes` (4, 8 or 16) from global `from` to shared `to`,
+   as atom (nv.cp_async_ca or _cg) moves it; with a predicate p (an i1, or
+   null), a masked element is zero-filled when zero_fill, else untouched.
+   False after reporting why it cannot be (a run narrower than 4 bytes). */
+bool fly_lower_cp_async(FlyBuild *b, const struct FlyAtom *atom, MlirValue to, MlirValue from,
+                        int bytes, MlirValue p, bool zero_fill);
 void fly_lower_load(FlyBuild *b, MlirOperation op);
 void fly_lower_store(FlyBuild *b, MlirOperation op);
 /* The pointer to the one element of a memref (null after an error). */

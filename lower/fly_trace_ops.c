@@ -393,6 +393,16 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
   case FLY_OPCODE_BARRIER:
     fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
     return true;
+  case FLY_OPCODE_CP_ASYNC_COMMIT:
+    fly_mlir_op(t->m, t->ip, t->loc, "nvvm.cp.async.commit.group", 0, NULL, 0, NULL, 0, NULL, 0,
+                NULL);
+    return true;
+  case FLY_OPCODE_CP_ASYNC_WAIT: {
+    MlirNamedAttribute n = fly_mlir_named(
+        t->m, "n", mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 32), (int64_t)o->args[0]->i));
+    fly_mlir_op(t->m, t->ip, t->loc, "nvvm.cp.async.wait.group", 0, NULL, 0, NULL, 1, &n, 0, NULL);
+    return true;
+  }
   case FLY_OPCODE_STORE:
     return fly_op_store(o);
   case FLY_OPCODE_COPY:

@@ -18,7 +18,10 @@
 
 /* How a copy atom is lowered. */
 #define FLY_COPY_FAMILIES(X)                                                                       \
-  X(UNIVERSAL, "universal", "plain loads and stores, vectorised up to the atom's width")
+  X(UNIVERSAL, "universal", "plain loads and stores, vectorised up to the atom's width")           \
+  X(CP_ASYNC, "cp.async",                                                                          \
+    "asynchronous copies from global to shared memory, 4, 8 or 16 bytes each; masked "             \
+    "elements are zero-filled")
 
 typedef enum FlyCopyFamily {
 #define X(id, name, doc) FLY_COPY_##id,

@@ -52,24 +52,67 @@ const FlyVal *fly_builtin_universal(FlyInterp *I, const FlyArgs *a) {
   return v;
 }
 
+/* A copy atom of the table named by op (nv.cp_async_cg): one the target
+   has, moving `bits` bits (named), by default the widest it allows. */
+static const FlyAtom *named_copy_atom(FlyInterp *I, const FlyArgs *a, const FlyVal *op, int *bits) {
+  const FlyAtom *atom = op->object.atom;
+  if (atom->kind != FLY_ATOM_COPY) {
+    fly_err(I, a->node[0], "%s is an MMA instruction, not a copy; make it with mma_atom",
+            atom->name);
+    return NULL;
+  }
+  if (!fly_atom_available(atom, I->target)) {
+    fly_err(I, a->node[0], "%s is a %s copy, which %s does not have; it runs on %s", atom->name,
+            fly_copy_family_name(atom->copy), I->target->arch, fly_atom_targets(atom));
+    return NULL;
+  }
+  *bits = 1 << (31 - __builtin_clz(atom->widths));
+  const FlyNode *at;
+  const FlyVal *b = fly_arg_named(a, "bits", &at);
+  if (b) {
+    if (b->kind != FLY_V_INT || b->i < 1 || b->i > (1 << 30) || (b->i & (b->i - 1)) ||
+        !((atom->widths >> __builtin_ctzll((unsigned long long)b->i)) & 1u)) {
+      if (b->kind == FLY_V_INT)
+        fly_err(I, at, "%s moves %s bits, not %" PRId64, atom->name, widths_text(I, atom->widths),
+                b->i);
+      else
+        fly_err(I, at, "%s moves %s bits, not %s", atom->name, widths_text(I, atom->widths),
+                fly_val_describe(&I->A, b));
+      return NULL;
+    }
+    *bits = (int)b->i;
+  }
+  return atom;
+}
+
 const FlyVal *fly_builtin_copy_atom(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *op = a->v[0];
-  if (op->kind != FLY_V_OBJECT || op->object.kind != FLY_OBJ_UNIVERSAL)
-    return fly_err(I, a->node[0], "copy_atom takes a copy operation such as universal(128), not %s",
+  bool named = op->kind == FLY_V_OBJECT && op->object.kind == FLY_OBJ_ATOM_NAME;
+  if (!named && (op->kind != FLY_V_OBJECT || op->object.kind != FLY_OBJ_UNIVERSAL))
+    return fly_err(I, a->node[0],
+                   "copy_atom takes a copy operation such as universal(128) or "
+                   "nv.cp_async_cg, not %s",
                    fly_val_describe(&I->A, op));
+  const FlyNode *bits_at;
+  if (!named && fly_arg_named(a, "bits", &bits_at))
+    return fly_err(I, bits_at, "universal(bits) gives the width; copy_atom takes no bits here");
+  int bits = op->object.bits;
+  const FlyAtom *atom = named ? named_copy_atom(I, a, op, &bits) : op->object.atom;
+  if (!atom)
+    return NULL;
   const FlyType *t = fly_arg_type(I, a, 1, "the element type of a copy atom");
   if (!t)
     return NULL;
   if (t->kind != FLY_TY_SCALAR || t->code == FLY_TYPE_I1)
     return fly_err(I, a->node[1], "a copy atom copies numbers, not %s", fly_type_str(&I->A, t));
   int eb = fly_type_bits(t);
-  if (op->object.bits % eb != 0)
+  if (bits % eb != 0)
     return fly_err(I, a->call, "a copy of %d bits cannot move whole %s elements (%d bits each)",
-                   op->object.bits, fly_type_str(&I->A, t), eb);
+                   bits, fly_type_str(&I->A, t), eb);
   FlyVal *v = fly_new_object(I, FLY_OBJ_COPY_ATOM);
   if (v) {
-    v->object.bits = op->object.bits;
-    v->object.atom = op->object.atom;
+    v->object.bits = bits;
+    v->object.atom = atom;
     v->object.elem = t;
   }
   return v;
@@ -498,8 +541,20 @@ const FlyVal *fly_builtin_copy(FlyInterp *I, const FlyArgs *a) {
   int64_t ns, nd;
   if (fly_tensor_static_size(I, src, &ns) && fly_tensor_static_size(I, dst, &nd) && ns != nd)
     return fly_err(I, a->call, "copy from %" PRId64 " elements to %" PRId64 " elements", ns, nd);
+  const FlyAtom *row = tiled ? atom->object.base->object.atom : atom->object.atom;
+  bool async = row->kind == FLY_ATOM_COPY && row->copy == FLY_COPY_CP_ASYNC;
+  if (async && src->tensor.space != FLY_SPACE_GLOBAL)
+    return fly_err(I, a->node[1], "%s copies from global memory; this source is %s", row->name,
+                   fly_val_describe(&I->A, src));
+  if (async && dst->tensor.space != FLY_SPACE_SHARED)
+    return fly_err(I, a->node[2], "%s copies into shared memory; this destination is %s", row->name,
+                   fly_val_describe(&I->A, dst));
   const FlyNode *fill_at;
   const FlyVal *fill = fly_arg_named(a, "fill", &fill_at);
+  if (async && fill &&
+      !((fill->kind == FLY_V_INT && fill->i == 0) || (fill->kind == FLY_V_FLOAT && fill->f == 0.0)))
+    return fly_err(I, fill_at, "%s zero-fills a masked element: its fill is 0 (or leave fill out)",
+                   row->name);
   if (a->n == 3 && !fill)
     return fly_emit_effect(I, FLY_OPCODE_COPY, 3, a->v, a->call) ? fly_val_none() : NULL;
   if (a->n == 3)

@@ -1,5 +1,6 @@
 /* fly_builtins_gpu.c — the GPU builtins: barriers and device printf (the
  * warp operations are fly_builtins_warp.c, the atomics fly_builtins_atomic.c). */
+#include <inttypes.h>
 #include <string.h>
 
 #include "fly_builtins.h"
@@ -16,6 +17,34 @@ const FlyVal *fly_builtin_barrier(FlyInterp *I, const FlyArgs *a) {
   if (!fly_gpu_only(I, a, "barrier()"))
     return NULL;
   return fly_emit_effect(I, FLY_OPCODE_BARRIER, 0, NULL, a->call) ? fly_val_none() : NULL;
+}
+
+/* cp.async's groups: on targets with the feature cp_async only. */
+static bool has_cp_async(FlyInterp *I, const FlyArgs *a, const char *what) {
+  if (!fly_gpu_only(I, a, what))
+    return false;
+  if (fly_target_has(I->target, FLY_FEATURE_CP_ASYNC))
+    return true;
+  fly_err(I, a->call, "%s is for cp.async copies, which %s does not have; they run on %s", what,
+          I->target->arch, fly_targets_with_feature(FLY_FEATURE_CP_ASYNC));
+  return false;
+}
+
+const FlyVal *fly_builtin_cp_async_commit(FlyInterp *I, const FlyArgs *a) {
+  if (!has_cp_async(I, a, "cp_async_commit()"))
+    return NULL;
+  return fly_emit_effect(I, FLY_OPCODE_CP_ASYNC_COMMIT, 0, NULL, a->call) ? fly_val_none() : NULL;
+}
+
+const FlyVal *fly_builtin_cp_async_wait(FlyInterp *I, const FlyArgs *a) {
+  int64_t n;
+  if (!has_cp_async(I, a, "cp_async_wait(n)") ||
+      !fly_arg_int(I, a, 0, "the groups cp_async_wait leaves in flight", &n))
+    return NULL;
+  if (n < 0 || n > 255)
+    return fly_err(I, a->node[0], "cp_async_wait leaves 0 to 255 groups in flight, not %" PRId64,
+                   n);
+  return fly_emit_effect(I, FLY_OPCODE_CP_ASYNC_WAIT, 1, a->v, a->call) ? fly_val_none() : NULL;
 }
 
 /* The conversions of a printf format, counted; "%%" is a percent sign. */

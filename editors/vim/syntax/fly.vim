@@ -59,13 +59,14 @@ syn match   flyBuiltinFunction "\<\%(tile_to_shape\|get_hier_coord\|get_flat_coo
 syn match   flyBuiltinFunction "\<\%(make_composed_layout\|composed_inner\|composed_offset\|composed_outer\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(range\|range_const\|ceil_div\|min\|max\|clamp\|exp\|exp2\|log\|log2\|sqrt\|rsqrt\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(abs\|fma\|floor\|ceil\|trunc\|round\|roundeven\|convert\|sizeof_bits\|insert\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(sum\|bitcast\|where\|barrier\|printf\|shuffle\|shuffle_xor\|shuffle_up\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(shuffle_down\|vote_any\|vote_all\|ballot\|atomic_add\|atomic_min\|atomic_max\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(atomic_umin\|atomic_umax\|atomic_and\|atomic_or\|atomic_xor\|atomic_exch\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(atomic_cas\|fence\|load\|store\|zeros_like\|universal\|copy_atom\|mma_atom\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(tiled_copy\|tiled_mma\|partition_S\|partition_D\|partition_A\|partition_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_C\|partition_fragment_A\|partition_fragment_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_fragment_C\|retile\|make_identity_tensor\|copy\|gemm\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(sum\|bitcast\|where\|barrier\|cp_async_commit\|cp_async_wait\|printf\|shuffle\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(shuffle_xor\|shuffle_up\|shuffle_down\|vote_any\|vote_all\|ballot\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(atomic_add\|atomic_min\|atomic_max\|atomic_umin\|atomic_umax\|atomic_and\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(atomic_or\|atomic_xor\|atomic_exch\|atomic_cas\|fence\|load\|store\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(zeros_like\|universal\|copy_atom\|mma_atom\|tiled_copy\|tiled_mma\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_S\|partition_D\|partition_A\|partition_B\|partition_C\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_fragment_A\|partition_fragment_B\|partition_fragment_C\|retile\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(make_identity_tensor\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
 " The fields of a launch block, launch k { grid = ...; block = ...; shared
