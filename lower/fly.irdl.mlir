@@ -229,6 +229,20 @@ irdl.dialect @fly {
     irdl.results(result: %c3)
     irdl.attributes { "scope" = %s, "order" = %o }
   }
+  // mbarriers (sm_90): on a one-element shared i64 memref, `init` (value:
+  // the arrival count), `arrive`, `arrive_expect_tx` (value: bytes) and
+  // `wait` (value: the phase's parity).
+  irdl.operation @mbarrier {
+    %c0 = irdl.base @fly::@memref
+    %c1 = irdl.any
+    %k0 = irdl.is "init"
+    %k1 = irdl.is "arrive"
+    %k2 = irdl.is "arrive_expect_tx"
+    %k3 = irdl.is "wait"
+    %k = irdl.any_of(%k0, %k1, %k2, %k3)
+    irdl.operands(bar: %c0, value: variadic %c1)
+    irdl.attributes { "kind" = %k }
+  }
   irdl.operation @fence {
     %s0 = irdl.is "block"
     %s1 = irdl.is "gpu"

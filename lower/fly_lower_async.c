@@ -1,4 +1,5 @@
-/* fly_lower_async.c — asynchronous copies of the target pass: cp.async
+/* fly_lower_async.c — asynchronous copies and mbarriers of the target
+ * pass. cp.async
  * (NVIDIA sm_80 and later; the atoms' feature keeps every other target from
  * reaching here), as NVVM's cp.async.shared.global. A copy's runs of
  * contiguous, aligned elements (fly_lower_memory.c) become one cp.async of
@@ -7,6 +8,8 @@
  * fills with zeros: no branch, and the shared tile holds zeros where the
  * source ends, which is what an MMA over a partial tile wants. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fly_atom.h"
 #include "fly_lower_target.h"
@@ -56,4 +59,36 @@ bool fly_lower_cp_async(FlyBuild *b, const FlyAtom *atom, MlirValue to, MlirValu
   MlirRegion regions[2] = {r, mlirRegionCreate()};
   fly_mlir_op(b->m, b->ip, b->loc, "scf.if", 0, NULL, 1, &p, 0, NULL, 2, regions);
   return !b->failed;
+}
+
+void fly_lower_mbarrier(FlyBuild *b, MlirOperation op) {
+  FlyMemDesc d;
+  if (!fly_memdesc_of(b, mlirOperationGetOperand(op, 0), &d))
+    return;
+  MlirValue bar = fly_lower_element_ptr(b, &d);
+  fly_memdesc_free(&d);
+  if (mlirValueIsNull(bar))
+    return;
+  char *kind = fly_lower_str_attr(op, "kind");
+  MlirValue x =
+      mlirOperationGetNumOperands(op) > 1 ? mlirOperationGetOperand(op, 1) : (MlirValue){NULL};
+  MlirValue ops[3] = {bar, x, {NULL}};
+  if (kind && strcmp(kind, "init") == 0) {
+    fly_mlir_op(b->m, b->ip, b->loc, "nvvm.mbarrier.init", 0, NULL, 2, ops, 0, NULL, 0, NULL);
+  } else if (kind && strcmp(kind, "arrive") == 0) {
+    fly_build_op1(b, "nvvm.mbarrier.arrive", mlirIntegerTypeGet(b->m->ctx, 64), 1, ops, 0, NULL);
+  } else if (kind && strcmp(kind, "arrive_expect_tx") == 0) {
+    fly_mlir_op(b->m, b->ip, b->loc, "nvvm.mbarrier.arrive.expect_tx", 0, NULL, 2, ops, 0, NULL, 0,
+                NULL);
+  } else if (kind && strcmp(kind, "wait") == 0) {
+    /* No time limit hint: the hardware's own. */
+    ops[2] = fly_build_constant(b, b->i32, "0");
+    fly_mlir_op(b->m, b->ip, b->loc, "nvvm.mbarrier.try_wait.parity", 0, NULL, 3, ops, 0, NULL, 0,
+                NULL);
+  } else {
+    fly_build_error(b, "internal error: an mbarrier operation of kind '%s'", kind ? kind : "?");
+  }
+  free(kind);
+  if (!b->failed)
+    mlirOperationDestroy(op);
 }

@@ -22,6 +22,7 @@ static const struct {
     {"fly.copy", fly_lower_copy},          {"fly.copy_if", fly_lower_copy},
     {"fly.smem_launch_base", launch_smem}, {"fly.smem_launch_size", launch_smem},
     {"fly.load", fly_lower_load},          {"fly.store", fly_lower_store},
+    {"fly.mbarrier", fly_lower_mbarrier},
 };
 static const char *const makers[] = {"fly.make_memref", "fly.make_copy_atom", "fly.make_mma_atom",
                                      "fly.make_tiled_copy", "fly.make_tiled_mma"};

@@ -100,6 +100,9 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op);
    False after reporting why it cannot be (a run narrower than 4 bytes). */
 bool fly_lower_cp_async(FlyBuild *b, const struct FlyAtom *atom, MlirValue to, MlirValue from,
                         int bytes, MlirValue p, bool zero_fill);
+/* fly.mbarrier: NVVM's mbarrier operation of its kind on the element's
+   address; `wait` is try_wait.parity, which NVVM loops until it holds. */
+void fly_lower_mbarrier(FlyBuild *b, MlirOperation op);
 void fly_lower_load(FlyBuild *b, MlirOperation op);
 void fly_lower_store(FlyBuild *b, MlirOperation op);
 /* The pointer to the one element of a memref (null after an error). */

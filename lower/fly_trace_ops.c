@@ -157,6 +157,22 @@ static bool math(FlyTraceOp *o, FlyOpcode op) {
 /* An LLVM intrinsic of one float (a scalar or a vector): the instruction
    both back ends select, where the math dialect would call a device
    library. */
+/* fly.mbarrier of `kind` on the one-element shared tensor args[0], with the
+   i32 args[1] where there is one (a count, bytes or a parity). */
+static bool mbarrier(FlyTraceOp *o, const char *kind) {
+  FlyTrace *t = o->t;
+  MlirValue v[2] = {fly_trace_handle(t, o->args[0]), {NULL}};
+  int n = 1;
+  if (o->n > 1 && o->args[1])
+    v[n++] = fly_trace_value(t, o->args[1], fly_type_scalar(FLY_TYPE_I32));
+  for (int i = 0; i < n; i++)
+    if (mlirValueIsNull(v[i]))
+      return false;
+  MlirNamedAttribute a = fly_mlir_named(t->m, "kind", fly_mlir_str_attr(t->m, kind));
+  fly_mlir_op(t->m, t->ip, t->loc, "fly.mbarrier", 0, NULL, n, v, 1, &a, 0, NULL);
+  return !t->failed;
+}
+
 static bool intrinsic(FlyTraceOp *o, const char *name) {
   FlyTrace *t = o->t;
   const FlyType *ty = o->result->type;
@@ -397,6 +413,25 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
     fly_mlir_op(t->m, t->ip, t->loc, "nvvm.cp.async.commit.group", 0, NULL, 0, NULL, 0, NULL, 0,
                 NULL);
     return true;
+  case FLY_OPCODE_MBARRIER_INIT:
+    return mbarrier(o, "init");
+  case FLY_OPCODE_MBARRIER_ARRIVE:
+    return mbarrier(o, "arrive");
+  case FLY_OPCODE_MBARRIER_ARRIVE_EXPECT_TX:
+    return mbarrier(o, "arrive_expect_tx");
+  case FLY_OPCODE_MBARRIER_WAIT:
+    return mbarrier(o, "wait");
+  case FLY_OPCODE_FENCE_PROXY_ASYNC: {
+    MlirNamedAttribute a[2] = {
+        fly_mlir_named(t->m, "kind",
+                       mlirAttributeParseGet(t->m->ctx, mlirStringRefCreateFromCString(
+                                                            "#nvvm.proxy_kind<async.shared>"))),
+        fly_mlir_named(t->m, "space",
+                       mlirAttributeParseGet(
+                           t->m->ctx, mlirStringRefCreateFromCString("#nvvm.shared_space<cta>")))};
+    fly_mlir_op(t->m, t->ip, t->loc, "nvvm.fence.proxy", 0, NULL, 0, NULL, 2, a, 0, NULL);
+    return true;
+  }
   case FLY_OPCODE_CP_ASYNC_WAIT: {
     MlirNamedAttribute n = fly_mlir_named(
         t->m, "n", mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 32), (int64_t)o->args[0]->i));

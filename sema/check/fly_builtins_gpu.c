@@ -47,6 +47,70 @@ const FlyVal *fly_builtin_cp_async_wait(FlyInterp *I, const FlyArgs *a) {
   return fly_emit_effect(I, FLY_OPCODE_CP_ASYNC_WAIT, 1, a->v, a->call) ? fly_val_none() : NULL;
 }
 
+/* mbarriers and the async proxy: the feature tma (sm_90). */
+static bool has_tma(FlyInterp *I, const FlyArgs *a, const char *what) {
+  if (!fly_gpu_only(I, a, what))
+    return false;
+  if (fly_target_has(I->target, FLY_FEATURE_TMA))
+    return true;
+  fly_err(I, a->call,
+          "%s needs mbarriers and the async proxy, which %s does not have; they run "
+          "on %s",
+          what, I->target->arch, fly_targets_with_feature(FLY_FEATURE_TMA));
+  return false;
+}
+
+/* An mbarrier operation: bar, a single i64 of shared memory, and (for all
+   but arrive) an integer operand made an i32. */
+static const FlyVal *mbarrier_op(FlyInterp *I, const FlyArgs *a, const char *what, FlyOpcode op) {
+  if (!has_tma(I, a, what))
+    return NULL;
+  const FlyVal *bar = fly_arg_tensor(I, a, 0, what);
+  if (!bar)
+    return NULL;
+  int64_t n;
+  if (bar->tensor.space != FLY_SPACE_SHARED || bar->tensor.elem->kind != FLY_TY_SCALAR ||
+      bar->tensor.elem->code != FLY_TYPE_I64 || !fly_tensor_static_size(I, bar, &n) || n != 1)
+    return fly_err(I, a->node[0],
+                   "%s takes an mbarrier: one i64 of shared memory, such as bars[0] of "
+                   "smem<i64>(2), not %s",
+                   what, fly_val_describe(&I->A, bar));
+  const FlyVal *args[2] = {bar, NULL};
+  if (a->n == 2) {
+    const FlyVal *x = a->v[1];
+    bool integer = x->kind == FLY_V_INT || (x->kind == FLY_V_RUNTIME && fly_type_is_int(x->type));
+    if (!integer)
+      return fly_err(I, a->node[1], "%s takes an integer here, not %s", what,
+                     fly_val_describe(&I->A, x));
+    if (!(args[1] = fly_convert(I, x, fly_type_scalar(FLY_TYPE_I32), a->node[1], true)))
+      return NULL;
+  }
+  return fly_emit_effect(I, op, a->n, args, a->call) ? fly_val_none() : NULL;
+}
+
+const FlyVal *fly_builtin_mbarrier_init(FlyInterp *I, const FlyArgs *a) {
+  return mbarrier_op(I, a, "mbarrier_init(bar, count)", FLY_OPCODE_MBARRIER_INIT);
+}
+
+const FlyVal *fly_builtin_mbarrier_arrive(FlyInterp *I, const FlyArgs *a) {
+  return mbarrier_op(I, a, "mbarrier_arrive(bar)", FLY_OPCODE_MBARRIER_ARRIVE);
+}
+
+const FlyVal *fly_builtin_mbarrier_arrive_expect_tx(FlyInterp *I, const FlyArgs *a) {
+  return mbarrier_op(I, a, "mbarrier_arrive_expect_tx(bar, bytes)",
+                     FLY_OPCODE_MBARRIER_ARRIVE_EXPECT_TX);
+}
+
+const FlyVal *fly_builtin_mbarrier_wait(FlyInterp *I, const FlyArgs *a) {
+  return mbarrier_op(I, a, "mbarrier_wait(bar, phase)", FLY_OPCODE_MBARRIER_WAIT);
+}
+
+const FlyVal *fly_builtin_fence_proxy_async(FlyInterp *I, const FlyArgs *a) {
+  if (!has_tma(I, a, "fence_proxy_async()"))
+    return NULL;
+  return fly_emit_effect(I, FLY_OPCODE_FENCE_PROXY_ASYNC, 0, NULL, a->call) ? fly_val_none() : NULL;
+}
+
 /* The conversions of a printf format, counted; "%%" is a percent sign. */
 static int count_conversions(const char *s, uint32_t len, bool *bad) {
   int n = 0;
