@@ -46,19 +46,15 @@ def vector_width(n: int, elem_bytes: int, *tensors: Any) -> int:
     return vec
 
 
-def row_consts(name: str, dtype: Any, n: int, *tensors: Any, **fixed: Any) -> dict[str, Any]:
-    """T, VEC and CAP (kernels/common/rows.fly) of row kernel `name` for rows
-    of n elements of dtype: CAP is the smallest of the registry's ladder for
-    (T, VEC) that holds the row's vectors; past the registers, the ladder's
-    last value, a streamed row. fixed: the kernel's other consts."""
-    return _consts(name, dtype, n, vector_width(n, dtype.itemsize, *tensors),
-                   tuple(sorted(fixed.items())))
-
-
 _CONSTS: dict[tuple, dict[str, Any]] = {}
 
 
 def _consts(name: str, dtype: Any, n: int, vec: int, fixed: tuple) -> dict[str, Any]:
+    """T, VEC and CAP (kernels/common/rows.fly) of row kernel `name` for rows
+    of n elements of dtype read vec at a time: CAP is the smallest of the
+    registry's ladder for (T, VEC) that holds the row's vectors; past the
+    registers, the ladder's last value, a streamed row. fixed: the kernel's
+    other consts, as sorted (name, value) pairs. Remembered."""
     key = (name, dtype, n, vec, fixed)
     c = _CONSTS.get(key)
     if c is None:
