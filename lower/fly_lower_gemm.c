@@ -36,6 +36,8 @@ void fly_lower_gemm(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h) {
   const FlyAtom *atom = fly_lower_atom(mlirOperationGetOperand(op, 0));
   if (!atom || atom->kind != FLY_ATOM_MMA || (FlyVendor)fly_atom_vendor(atom) != h->vendor)
     return fly_build_error(b, "internal error: an MMA atom of another target");
+  if (atom->mma == FLY_MMA_NV_WGMMA)
+    return fly_lower_wgmma(b, op, atom);
   MlirValue A = mlirOperationGetOperand(op, 1), B = mlirOperationGetOperand(op, 2),
             C = mlirOperationGetOperand(op, 3);
   int va = atom->m * atom->k / atom->threads, vb = atom->n * atom->k / atom->threads,

@@ -10,6 +10,8 @@
  *                        and conversions with a directed rounding
  *   fly_lower_fp8.c      conversions to and from the 8-bit floats, in pairs
  *   fly_lower_gemm.c     an MMA of fragments as the atom's instructions
+ *   fly_lower_wgmma.c    Hopper's wgmma, A and B read from shared memory
+ *                        through descriptors derived from their layouts
  *   fly_lower_nvvm.c     NVIDIA's hooks: mma.sync, lg2.approx, cvt with a
  *                        rounding, the fp8 cvt of sm_89 and later, atomics
  *                        as PTX where LLVM 22 loses their scope and order
@@ -137,6 +139,8 @@ const FlyType *fly_lower_f8_type(MlirType t);
 
 /* ---- fly_lower_gemm.c ---- */
 void fly_lower_gemm(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);
+/* ---- fly_lower_wgmma.c: fly.gemm of a wgmma atom, A and B in shared memory ---- */
+void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom);
 /* Elements idx[0..n) of vector v, as a vector (one element: a scalar). */
 MlirValue fly_build_pick(FlyBuild *b, MlirValue v, const int *idx, int n, MlirType elem);
 

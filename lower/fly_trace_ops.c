@@ -93,6 +93,28 @@ static bool unary(FlyTraceOp *o, FlyOpcode op) {
   return set_result(o, op1(o, "arith.xori", rt, 2, v, 0, NULL));
 }
 
+/* setmaxnreg.inc/dec. It only takes effect in a kernel whose register
+   count is capped at entry, so the kernel asks ptxas for one block per
+   multiprocessor (.minnctapersm 1), which caps it at the registers of its
+   block size. */
+static bool setmaxnreg(FlyTraceOp *o, bool inc) {
+  FlyTrace *t = o->t;
+  MlirContext ctx = t->m->ctx;
+  if (!mlirOperationIsNull(t->func))
+    mlirOperationSetDiscardableAttributeByName(t->func,
+                                               mlirStringRefCreateFromCString("nvvm.minctasm"),
+                                               mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 1));
+  MlirNamedAttribute a[2] = {
+      fly_mlir_named(t->m, "regCount",
+                     mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), (int64_t)o->args[0]->i)),
+      fly_mlir_named(t->m, "action",
+                     mlirAttributeParseGet(
+                         ctx, mlirStringRefCreateFromCString(inc ? "#nvvm<action increase>"
+                                                                 : "#nvvm<action decrease>")))};
+  fly_mlir_op(t->m, t->ip, t->loc, "nvvm.setmaxregister", 0, NULL, 0, NULL, 2, a, 0, NULL);
+  return true;
+}
+
 /* ---- GPU ----------------------------------------------------------------------------------- */
 
 /* thread_idx, block_idx, block_dim and grid_dim (their argument is the
@@ -432,6 +454,25 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
     fly_mlir_op(t->m, t->ip, t->loc, "nvvm.fence.proxy", 0, NULL, 0, NULL, 2, a, 0, NULL);
     return true;
   }
+  case FLY_OPCODE_WGMMA_FENCE:
+    fly_mlir_op(t->m, t->ip, t->loc, "nvvm.wgmma.fence.aligned", 0, NULL, 0, NULL, 0, NULL, 0,
+                NULL);
+    return true;
+  case FLY_OPCODE_WGMMA_COMMIT:
+    fly_mlir_op(t->m, t->ip, t->loc, "nvvm.wgmma.commit.group.sync.aligned", 0, NULL, 0, NULL, 0,
+                NULL, 0, NULL);
+    return true;
+  case FLY_OPCODE_WGMMA_WAIT: {
+    MlirNamedAttribute n = fly_mlir_named(
+        t->m, "group",
+        mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 64), (int64_t)o->args[0]->i));
+    fly_mlir_op(t->m, t->ip, t->loc, "nvvm.wgmma.wait.group.sync.aligned", 0, NULL, 0, NULL, 1, &n,
+                0, NULL);
+    return true;
+  }
+  case FLY_OPCODE_SETMAXNREG_INC:
+  case FLY_OPCODE_SETMAXNREG_DEC:
+    return setmaxnreg(o, op == FLY_OPCODE_SETMAXNREG_INC);
   case FLY_OPCODE_CP_ASYNC_WAIT: {
     MlirNamedAttribute n = fly_mlir_named(
         t->m, "n", mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 32), (int64_t)o->args[0]->i));

@@ -176,8 +176,12 @@ bool fly_op_partition(FlyTraceOp *o, const char *name, bool fragment) {
 bool fly_op_gemm(FlyTraceOp *o) {
   FlyTrace *t = o->t;
   MlirValue v[4] = {atom_value(o, o->args[0])};
+  /* A and B in shared memory (wgmma) are passed as memrefs: the MMA reads
+     them through descriptors. */
   for (int i = 1; i < 4; i++)
-    v[i] = fly_trace_value(t, o->args[i], NULL);
+    v[i] = o->args[i]->kind == FLY_V_TENSOR && o->args[i]->tensor.space == FLY_SPACE_SHARED
+               ? fly_trace_handle(t, o->args[i])
+               : fly_trace_value(t, o->args[i], NULL);
   for (int i = 0; i < 4; i++)
     if (mlirValueIsNull(v[i]))
       return fly_trace_error(t, o->at, "internal error: the operands of gemm have no code");

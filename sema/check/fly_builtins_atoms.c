@@ -118,6 +118,12 @@ const FlyVal *fly_builtin_copy_atom(FlyInterp *I, const FlyArgs *a) {
   return v;
 }
 
+/* "a" or "an" before an instruction family's name, spelt out as letters
+   ("an mfma", "an mma.sync", "a wgmma"). */
+static const char *article(const char *word) {
+  return word[0] && strchr("aefhilmnorsx", word[0]) ? "an" : "a";
+}
+
 const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *op = a->v[0];
   if (op->kind != FLY_V_OBJECT || op->object.kind != FLY_OBJ_ATOM_NAME)
@@ -136,9 +142,9 @@ const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
                    atom->name, fly_vendor_title(vendor), I->target->arch,
                    fly_vendor_title(I->target->vendor), fly_vendor_name(vendor));
   if (!fly_atom_available(atom, I->target))
-    return fly_err(I, a->node[0], "%s is an %s instruction, which %s does not have; it runs on %s",
-                   atom->name, fly_mma_family_name(atom->mma), I->target->arch,
-                   fly_atom_targets(atom));
+    return fly_err(I, a->node[0], "%s is %s %s instruction, which %s does not have; it runs on %s",
+                   atom->name, article(fly_mma_family_name(atom->mma)),
+                   fly_mma_family_name(atom->mma), I->target->arch, fly_atom_targets(atom));
   const FlyType *in = fly_arg_type(I, a, 1, "the operand type of an MMA");
   const FlyType *acc = in ? fly_arg_type(I, a, 2, "the accumulator type of an MMA") : NULL;
   if (!acc)
@@ -601,6 +607,33 @@ static const FlyType *operand_type(FlyInterp *I, const FlyArgs *a, int i) {
   return NULL;
 }
 
+/* gemm with a wgmma atom: A and B are read by the MMA from shared memory
+   (their partitions by the tiled MMA, each thread naming its warpgroup's
+   whole tile), C is the accumulator's value. */
+static const FlyVal *wgmma(FlyInterp *I, const FlyArgs *a, const FlyObject *atom) {
+  for (int i = 1; i <= 2; i++) {
+    const FlyVal *v = a->v[i];
+    if (v->kind != FLY_V_TENSOR || v->tensor.space != FLY_SPACE_SHARED)
+      return fly_err(I, a->node[i],
+                     "%s reads %c from shared memory: pass the tiled MMA's partition of a "
+                     "shared tile (thr.partition_%c(s)), not %s",
+                     atom->atom->name, i == 1 ? 'A' : 'B', i == 1 ? 'A' : 'B',
+                     fly_val_describe(&I->A, v));
+    if (!fly_type_equal(v->tensor.elem, atom->elem))
+      return fly_err(I, a->node[i], "the MMA multiplies %s, but this tensor holds %s",
+                     fly_type_str(&I->A, atom->elem), fly_type_str(&I->A, v->tensor.elem));
+  }
+  const FlyType *tc = operand_type(I, a, 3);
+  if (!tc)
+    return NULL;
+  const FlyType *e = tc->kind == FLY_TY_VEC ? tc->elem : tc;
+  if (!fly_type_equal(e, atom->acc))
+    return fly_err(I, a->node[3], "the MMA takes %s here, not %s", fly_type_str(&I->A, atom->acc),
+                   fly_type_str(&I->A, e));
+  FlyOrigin o = {a->call, "the result of an MMA"};
+  return fly_emit_value(I, fly_val_runtime(&I->A, tc, o), FLY_OPCODE_GEMM, 4, a->v, a->call);
+}
+
 const FlyVal *fly_builtin_gemm(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *m = a->v[0];
   const FlyObject *atom = NULL;
@@ -613,6 +646,8 @@ const FlyVal *fly_builtin_gemm(FlyInterp *I, const FlyArgs *a) {
   else
     return fly_err(I, a->node[0], "gemm takes an MMA atom or a tiled MMA first, not %s",
                    fly_val_describe(&I->A, m));
+  if (atom->atom->mma == FLY_MMA_NV_WGMMA)
+    return wgmma(I, a, atom);
   const FlyType *ta = operand_type(I, a, 1), *tb = ta ? operand_type(I, a, 2) : NULL;
   const FlyType *tc = tb ? operand_type(I, a, 3) : NULL;
   if (!tc)

@@ -1,0 +1,328 @@
+/* fly_lower_wgmma.c — fly.gemm with a wgmma atom: Hopper's warpgroup MMA,
+ * wgmma.mma_async, reading A and B from shared memory through matrix
+ * descriptors.
+ *
+ * A descriptor tells the hardware where a 64 x K slice of A (or N x K of
+ * B) starts and how its 8 x 16-byte "core matrices" are laid out: one of
+ * the canonical layouts of the PTX ISA (K-major or MN-major; unswizzled or
+ * swizzled by 32, 64 or 128 bytes), each with two byte strides, the
+ * leading (LBO) and the stride (SBO) dimension offsets. Rather than trust
+ * the kernel to have built such a layout, the descriptor is derived from
+ * the tile's own layout: read its strides, then check every element of the
+ * slice lands where the canonical layout with those strides puts it, so a
+ * layout wgmma cannot read is an error at compile time, not wrong sums.
+ *
+ * The operands are the tiled MMA's partitions: ((rows, K), Mt, Kt) of A,
+ * ((N, K), Nt, Kt) of B, each tile the slice one instruction reads, and the
+ * accumulator ((2, 2, N/8), Mt, Nt) in registers. Each (m, n, k) tile is one
+ * instruction; the accumulator of a tile goes in and out as the struct of
+ * N/2 floats the instruction's inline PTX binds to registers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fly_lower_target.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+/* A canonical layout's parameters, in bytes. */
+typedef struct Canonical {
+  bool mn_major;
+  int swizzle; /* bytes: 0, 32, 64 or 128 */
+  int64_t lbo; /* leading dimension byte offset */
+  int64_t sbo; /* stride dimension byte offset */
+} Canonical;
+
+/* f(i, j): the element offset of row i, column (K) j of a rows x K tile. */
+static bool at(FlyBuild *b, const FlyLayout *T, int rows, int i, int j, int64_t *out) {
+  return fly_layout_eval(b->A, T, (int64_t)i + (int64_t)rows * j, out);
+}
+
+/* The offset the canonical layout puts (i, j) at, in elements of e bytes. */
+static int64_t predicted(const Canonical *c, int e, int i, int j) {
+  int64_t t = 16 / e; /* elements of a core matrix's 16-byte row */
+  int64_t lbo = c->lbo / e, sbo = c->sbo / e;
+  if (!c->mn_major) {
+    /* ((8, m), (T, 2k)): rows of 8 at the swizzle's width (16 bytes
+       unswizzled), groups of 8 rows at SBO; 16-byte columns contiguous
+       within a swizzled row, at LBO unswizzled. */
+    int64_t row = c->swizzle ? c->swizzle / e : t;
+    int64_t col = c->swizzle ? j : j % t + (j / t) * lbo;
+    return (i % 8) * row + (i / 8) * sbo + col;
+  }
+  if (!c->swizzle) /* ((T, m), (8, k)): MN runs of T at SBO, K rows of T, 8 of them at LBO */
+    return i % t + (i / t) * sbo + (j % 8) * t + (j / 8) * lbo;
+  /* ((W/e, m), (8, k)): MN runs of the swizzle's width at LBO, K rows of it,
+     8 rows at SBO. */
+  int64_t w = c->swizzle / e;
+  return i % w + (i / w) * lbo + (j % 8) * w + (j / 8) * sbo;
+}
+
+/* The canonical layout of the rows x K tile T of elements of e bytes whose
+   memory is swizzled by `swizzle` bytes; false after an error naming the
+   operand when there is none. */
+static bool canonical(FlyBuild *b, const FlyLayout *T, int rows, int K, int e, int swizzle,
+                      char operand, bool transposable, Canonical *c) {
+  memset(c, 0, sizeof *c);
+  c->swizzle = swizzle;
+  int64_t f01 = -1, f10 = -1, x;
+  if (!at(b, T, rows, 0, 1, &f01) || !at(b, T, rows, 1, 0, &f10))
+    goto bad;
+  c->mn_major = f01 != 1 && f10 == 1;
+  if (c->mn_major && !transposable) {
+    fly_build_error(b,
+                    "wgmma reads %s operands K-major only: operand %c's shared tile must have "
+                    "K contiguous",
+                    e == 1 ? "8-bit" : "these", operand);
+    return false;
+  }
+  int64_t t = 16 / e, w = swizzle / e;
+  if (!c->mn_major) {
+    if (swizzle && K > w) {
+      fly_build_error(b, "operand %c's K extent of %d bytes is wider than its %d-byte swizzle",
+                      operand, K * e, swizzle);
+      return false;
+    }
+    if (rows > 8 && !at(b, T, rows, 8, 0, &x))
+      goto bad;
+    c->sbo = rows > 8 ? x * e : 0;
+    if (!swizzle && K > t) {
+      if (!at(b, T, rows, 0, (int)t, &x))
+        goto bad;
+      c->lbo = x * e;
+    } else {
+      c->lbo = 16; /* unused; the hardware assumes 1 (16 bytes) */
+    }
+  } else {
+    int64_t run = swizzle ? w : t;
+    if (rows > run && !at(b, T, rows, (int)run, 0, &x))
+      goto bad;
+    int64_t mn = rows > run ? x * e : 0;
+    if (K > 8 && !at(b, T, rows, 0, 8, &x))
+      goto bad;
+    int64_t kk = K > 8 ? x * e : 0;
+    c->lbo = swizzle ? mn : kk;
+    c->sbo = swizzle ? kk : mn;
+  }
+  for (int j = 0; j < K; j++)
+    for (int i = 0; i < rows; i++) {
+      if (!at(b, T, rows, i, j, &x))
+        goto bad;
+      if (x != predicted(c, e, i, j)) {
+        fly_build_error(b,
+                        "operand %c's shared tile is not a layout wgmma can read: element (%d, "
+                        "%d) of an instruction's %d x %d slice is at %lld, where the canonical "
+                        "%s%s layout with its strides puts %lld (build the tile from the "
+                        "canonical layouts, e.g. std.smem's)",
+                        operand, i, j, rows, K, (long long)x, c->mn_major ? "MN-major" : "K-major",
+                        swizzle == 128  ? ", 128-byte swizzled"
+                        : swizzle == 64 ? ", 64-byte swizzled"
+                        : swizzle == 32 ? ", 32-byte swizzled"
+                                        : ", unswizzled",
+                        (long long)predicted(c, e, i, j));
+        return false;
+      }
+    }
+  if (c->lbo % 16 || c->sbo % 16 || c->lbo >= (1 << 18) || c->sbo >= (1 << 18)) {
+    fly_build_error(b,
+                    "operand %c's shared tile has strides wgmma cannot encode (%lld and %lld "
+                    "bytes: multiples of 16 below 256 KiB)",
+                    operand, (long long)c->lbo, (long long)c->sbo);
+    return false;
+  }
+  return true;
+bad:
+  fly_build_error(b, "internal error: operand %c's layout cannot be evaluated", operand);
+  return false;
+}
+
+/* The descriptor's fields other than the start address. */
+static uint64_t desc_bits(const Canonical *c) {
+  uint64_t mode = c->swizzle == 128 ? 1 : c->swizzle == 64 ? 2 : c->swizzle == 32 ? 3 : 0;
+  return ((uint64_t)(c->lbo >> 4) & 0x3FFF) << 16 | ((uint64_t)(c->sbo >> 4) & 0x3FFF) << 32 |
+         mode << 62;
+}
+
+/* An operand: its tile's first element's address (>> 4, as the descriptor
+   holds it), its canonical layout, and its tile offsets. */
+typedef struct Operand {
+  MlirValue start; /* i64: the descriptor of tile (0, 0) */
+  Canonical c;
+  FlyLayout *tiles, *ks; /* Mt (or Nt) and Kt modes */
+  int ntiles, nks;
+} Operand;
+
+static MlirValue i64_const(FlyBuild *b, uint64_t v) {
+  char text[32];
+  snprintf(text, sizeof text, "%lld", (long long)v);
+  return fly_build_constant(b, mlirIntegerTypeGet(b->m->ctx, 64), text);
+}
+
+static bool operand(FlyBuild *b, MlirValue v, int rows, int K, char name, bool transposable,
+                    Operand *o) {
+  FlyMemDesc d;
+  if (!fly_memdesc_of(b, v, &d))
+    return false;
+  int e = fly_lower_type_bytes(d.type.elem);
+  FlyLayout *L = d.L;
+  if (fly_layout_rank(L) != 3 || fly_layout_dynamic_count(L) != 0) {
+    fly_memdesc_free(&d);
+    fly_build_error(b, "wgmma's operand %c is the tiled MMA's static partition of a shared tile",
+                    name);
+    return false;
+  }
+  FlyLayout *T = fly_layout_get(b->A, L, 0);
+  o->tiles = fly_layout_get(b->A, L, 1);
+  o->ks = fly_layout_get(b->A, L, 2);
+  int64_t nt = 0, nk = 0, tsize = 0;
+  if (!T || !o->tiles || !o->ks || !fly_layout_size(b->A, o->tiles, &nt) ||
+      !fly_layout_size(b->A, o->ks, &nk) || !fly_layout_size(b->A, T, &tsize) ||
+      tsize != (int64_t)rows * K) {
+    fly_memdesc_free(&d);
+    fly_build_error(b, "internal error: wgmma's operand %c is not a partition of its tiles", name);
+    return false;
+  }
+  o->ntiles = (int)nt;
+  o->nks = (int)nk;
+  bool ok = canonical(b, T, rows, K, e, 0, name, transposable && e == 2, &o->c);
+  MlirValue ptr = d.ptr;
+  fly_memdesc_free(&d);
+  if (!ok)
+    return false;
+  /* Shared addresses are below 2^18: the start field holds bits 4..17. */
+  MlirType i64 = mlirIntegerTypeGet(b->m->ctx, 64);
+  MlirValue a = fly_build_op1(b, "llvm.ptrtoint", i64, 1, &ptr, 0, NULL);
+  MlirValue ops[2] = {a, i64_const(b, 4)};
+  a = fly_build_op1(b, "arith.shrui", i64, 2, ops, 0, NULL);
+  ops[0] = a;
+  ops[1] = i64_const(b, 0x3FFF);
+  a = fly_build_op1(b, "arith.andi", i64, 2, ops, 0, NULL);
+  ops[0] = a;
+  ops[1] = i64_const(b, desc_bits(&o->c));
+  o->start = fly_build_op1(b, "arith.ori", i64, 2, ops, 0, NULL);
+  return true;
+}
+
+/* The descriptor of tile (t, k) of an operand of e-byte elements. */
+static MlirValue descriptor(FlyBuild *b, const Operand *o, int t, int k, int e) {
+  int64_t ot = 0, ok = 0;
+  if (!fly_layout_eval(b->A, o->tiles, t, &ot) || !fly_layout_eval(b->A, o->ks, k, &ok)) {
+    fly_build_error(b, "internal error: a wgmma tile offset cannot be evaluated");
+    return o->start;
+  }
+  int64_t bytes = (ot + ok) * e;
+  if (bytes == 0)
+    return o->start;
+  if (bytes % 16) {
+    fly_build_error(b, "a wgmma tile starts %lld bytes into its operand: not a multiple of 16",
+                    (long long)bytes);
+    return o->start;
+  }
+  MlirValue ops[2] = {o->start, i64_const(b, (uint64_t)(bytes >> 4))};
+  return fly_build_op1(b, "arith.addi", mlirIntegerTypeGet(b->m->ctx, 64), 2, ops, 0, NULL);
+}
+
+static const char *wgmma_type(MlirType t) {
+  if (mlirTypeIsABF16(t))
+    return "bf16";
+  if (mlirTypeIsAF16(t))
+    return "f16";
+  if (mlirTypeIsAFloat8E4M3FN(t))
+    return "e4m3";
+  if (mlirTypeIsAFloat8E5M2(t))
+    return "e5m2";
+  return NULL;
+}
+
+/* One wgmma.mma_async on the accumulator's values idx[0..n). */
+static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue db, MlirValue acc,
+                       const int *idx, int n, MlirType ta, MlirType tb, const Operand *A,
+                       const Operand *B) {
+  MlirType f32 = mlirF32TypeGet(b->m->ctx);
+  char st[4096];
+  int at = snprintf(st, sizeof st, "!llvm.struct<(");
+  for (int i = 0; i < n && at < (int)sizeof st - 8; i++)
+    at += snprintf(st + at, sizeof st - (size_t)at, "%sf32", i ? ", " : "");
+  snprintf(st + at, sizeof st - (size_t)at, ")>");
+  MlirType stype = fly_mlir_type(b->m, st);
+  MlirValue s = fly_build_op1(b, "llvm.mlir.poison", stype, 0, NULL, 0, NULL);
+  for (int i = 0; i < n; i++) {
+    char pos[32];
+    snprintf(pos, sizeof pos, "array<i64: %d>", i);
+    MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
+    MlirValue ops[2] = {s, fly_build_extract(b, acc, idx[i], f32)};
+    s = fly_build_op1(b, "llvm.insertvalue", stype, 2, ops, 1, &p);
+  }
+  char attrs[1024];
+  snprintf(attrs, sizeof attrs,
+           "{shape = #nvvm.shape<m = %d, n = %d, k = %d>, typeA = #nvvm.wgmma_type<%s>, typeB = "
+           "#nvvm.wgmma_type<%s>, typeD = #nvvm.wgmma_type<f32>, scaleD = "
+           "#nvvm.wgmma_scale_out<one>, scaleA = #nvvm.wgmma_scale_in<one>, scaleB = "
+           "#nvvm.wgmma_scale_in<one>, layoutA = #nvvm.mma_layout<%s>, layoutB = "
+           "#nvvm.mma_layout<%s>}",
+           atom->m, atom->n, atom->k, wgmma_type(ta), wgmma_type(tb), A->c.mn_major ? "col" : "row",
+           B->c.mn_major ? "row" : "col");
+  MlirAttribute dict = fly_build_attr(b, attrs);
+  MlirNamedAttribute a[12];
+  int na = (int)mlirDictionaryAttrGetNumElements(dict);
+  for (int i = 0; i < na && i < 12; i++)
+    a[i] = mlirDictionaryAttrGetElement(dict, i);
+  MlirValue ops[3] = {s, da, db};
+  MlirValue r = fly_build_op1(b, "nvvm.wgmma.mma_async", stype, 3, ops, na, a);
+  for (int i = 0; i < n; i++) {
+    char pos[32];
+    snprintf(pos, sizeof pos, "array<i64: %d>", i);
+    MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
+    acc =
+        fly_build_insert(b, acc, fly_build_op1(b, "llvm.extractvalue", f32, 1, &r, 1, &p), idx[i]);
+  }
+  return acc;
+}
+
+void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
+  MlirValue C = mlirOperationGetOperand(op, 3);
+  MlirType ta = fly_elem_of(mlirValueGetType(mlirOperationGetOperand(op, 1)));
+  MlirType tb = fly_elem_of(mlirValueGetType(mlirOperationGetOperand(op, 2)));
+  FlyMemType mta, mtb;
+  if (!fly_memtype_read(b->m, mlirValueGetType(mlirOperationGetOperand(op, 1)), &mta))
+    return fly_build_error(b, "internal error: wgmma's A is not a memref");
+  if (!fly_memtype_read(b->m, mlirValueGetType(mlirOperationGetOperand(op, 2)), &mtb)) {
+    fly_memtype_free(&mta);
+    return fly_build_error(b, "internal error: wgmma's B is not a memref");
+  }
+  ta = mta.elem;
+  tb = mtb.elem;
+  fly_memtype_free(&mta);
+  fly_memtype_free(&mtb);
+  int e = fly_lower_type_bytes(ta);
+  Operand A, B;
+  if (!wgmma_type(ta) || !wgmma_type(tb) ||
+      !operand(b, mlirOperationGetOperand(op, 1), atom->m, atom->k, 'A', true, &A) ||
+      !operand(b, mlirOperationGetOperand(op, 2), atom->n, atom->k, 'B', true, &B)) {
+    if (!b->failed)
+      fly_build_error(b, "internal error: wgmma operands of unexpected types");
+    return;
+  }
+  int vc = atom->m * atom->n / atom->threads;
+  MlirType tc = mlirValueGetType(C);
+  int64_t have = mlirTypeIsAVector(tc) ? mlirShapedTypeGetDimSize(tc, 0) : 1;
+  if (A.nks != B.nks || have != (int64_t)vc * A.ntiles * B.ntiles)
+    return fly_build_error(b,
+                           "wgmma's operands do not match: A has %d x %d tiles, B %d x %d, "
+                           "and the accumulator %lld values for %d each",
+                           A.ntiles, A.nks, B.ntiles, B.nks, (long long)have, vc);
+  MlirValue acc = C;
+  int idx[128];
+  for (int k = 0; k < A.nks && !b->failed; k++)
+    for (int n = 0; n < B.ntiles && !b->failed; n++) {
+      MlirValue db = descriptor(b, &B, n, k, e);
+      for (int m = 0; m < A.ntiles && !b->failed; m++) {
+        for (int v = 0; v < vc; v++)
+          idx[v] = v + vc * (m + A.ntiles * n);
+        acc = issue(b, atom, descriptor(b, &A, m, k, e), db, acc, idx, vc, ta, tb, &A, &B);
+      }
+    }
+  if (b->failed)
+    return;
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), acc);
+  mlirOperationDestroy(op);
+}
