@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The GEMM benchmark: fly.kernels.gemm against cuBLAS (torch.matmul; for
+fp8 torch._scaled_mm) and a Triton GEMM after Triton's tutorial
+(tests/bench/peers/gemm.py), in one process on the GPU.
+
+    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8] [--impl fly,cublas,triton]
+
+Not a test: figures depend on the machine. Per case, C = A . W^T with A
+(M x K) and W (N x K) both K-major ("TN", as a linear layer computes),
+C (M x N) row-major in the input type (bf16 for fp8):
+
+* inputs are fresh random data (never zeros), enough copies of A and W
+  that together they exceed four times the L2 cache, each launch taking
+  the next copy;
+* each implementation runs once to warm up (Triton autotunes then), then
+  CUDA events time batches of launches and the median batch's time per
+  launch is kept; every implementation writes into a preallocated C;
+* TFLOP/s = 2 M N K / time. The table's last columns are Fly over cuBLAS
+  and over Triton, and the geometric means over the sweep; lines
+  "bench NAME VALUE UNIT" feed tests/gpu/run.py's table.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
+sys.path.insert(0, HERE)
+
+L2_BYTES = 50 * 2**20
+SQUARE = [4096, 8192]
+SWEEP_M = [1, 16, 128, 1024, 4096, 16384]
+SWEEP_NK = [(4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (4096, 14336),
+            (128256, 4096)]
+QUICK_M = [16, 4096]
+QUICK_NK = [(4096, 4096), (14336, 4096)]
+
+
+def shapes(quick: bool):
+    out = [("square", n, n, n) for n in SQUARE]
+    ms, nks = (QUICK_M, QUICK_NK) if quick else (SWEEP_M, SWEEP_NK)
+    out += [("sweep", m, n, k) for m in ms for (n, k) in nks]
+    return out
+
+
+def time_launches(torch, fn, n_inputs: int, batches: int = 10) -> float:
+    """Median seconds per launch: fn(i) launches on the i-th input copy."""
+    fn(0)
+    torch.cuda.synchronize()
+    per = max(n_inputs, 5)
+    times = []
+    i = 0
+    for _ in range(batches):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(per):
+            fn(i % n_inputs)
+            i += 1
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1e3 / per)
+    return statistics.median(times)
+
+
+def impls(torch, dtype_name: str, fk, only: set):
+    """name -> fn(a, w, c) computing c = a @ w.T."""
+    from peers.gemm import triton_matmul
+
+    out = {}
+    if dtype_name == "fp8":
+        one = torch.ones((), device="cuda")
+        out["cublas"] = lambda a, w, c: torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one,
+                                                         out_dtype=c.dtype, out=c)
+        if fk is not None and hasattr(fk, "scaled_mm"):
+            out["fly"] = lambda a, w, c: fk.scaled_mm(a, w.t(), one, one, out=c)
+    else:
+        out["cublas"] = lambda a, w, c: torch.matmul(a, w.t(), out=c)
+        out["triton"] = lambda a, w, c: triton_matmul(a, w.t(), c)
+        if fk is not None and hasattr(fk, "gemm"):
+            out["fly"] = lambda a, w, c: fk.gemm(a, w.t(), out=c)
+    return {k: v for k, v in out.items() if not only or k in only}
+
+
+def run(torch, dtype_name, m, n, k, fns) -> dict:
+    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "fp8": torch.float8_e4m3fn}[dtype_name]
+    elem = 1 if dtype_name == "fp8" else 2
+    per = (m * k + n * k) * elem
+    copies = max(2, min(32, math.ceil(4 * L2_BYTES / per)))
+    mk = lambda r, c: (torch.randn(r, c, device="cuda") * 0.5).to(dt)  # noqa: E731
+    A = [mk(m, k) for _ in range(copies)]
+    W = [mk(n, k) for _ in range(copies)]
+    C = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if dtype_name == "fp8" else dt)
+    res = {}
+    for name, fn in fns.items():
+        try:
+            t = time_launches(torch, lambda i: fn(A[i], W[i], C), copies)
+            res[name] = 2 * m * n * k / t / 1e12
+        except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+            print(f"# {dtype_name} {m}x{n}x{k} {name}: {type(e).__name__}: {e}", flush=True)
+    del A, W, C
+    torch.cuda.empty_cache()
+    return res
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dtype", default="bf16,fp8")
+    ap.add_argument("--impl", default="", help="only these (fly,cublas,triton)")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--shape", default="", help="only M,N,K (e.g. 4096,4096,4096)")
+    args = ap.parse_args()
+    try:
+        import torch
+    except ImportError:
+        print("no PyTorch: skipped")
+        return 77
+    if not torch.cuda.is_available():
+        print("no GPU: skipped")
+        return 77
+    try:
+        import fly.kernels as fk
+    except Exception as e:  # noqa: BLE001
+        print(f"# fly.kernels: {e}")
+        fk = None
+    torch.manual_seed(0)
+    only = set(filter(None, args.impl.split(",")))
+    gpu = torch.cuda.get_device_name()
+    rows = []
+    for dname in filter(None, args.dtype.split(",")):
+        fns = impls(torch, dname, fk, only)
+        for kind, m, n, k in shapes(args.quick):
+            if args.shape and args.shape != f"{m},{n},{k}":
+                continue
+            r = run(torch, dname, m, n, k, fns)
+            rows.append((dname, kind, m, n, k, r))
+            line = "  ".join(f"{a} {v:7.1f}" for a, v in r.items())
+            print(f"# {dname} {m}x{n}x{k}: {line}", flush=True)
+    print(f"\nGPU: {gpu}; TFLOP/s = 2MNK / median time; C = A W^T, A and W K-major")
+    head = f"{'type':<5} {'M':>6} {'N':>7} {'K':>6} {'fly':>7} {'cublas':>7} {'triton':>7} " \
+           f"{'/cublas':>8} {'/triton':>8}"
+    print(head)
+    print("-" * len(head))
+    ratios: dict[tuple, list] = {}
+    for dname, kind, m, n, k, r in rows:
+        fly, cb, tr = r.get("fly"), r.get("cublas"), r.get("triton")
+        f = lambda v: f"{v:7.1f}" if v else f"{'-':>7}"  # noqa: E731
+        q = lambda a, b: f"{a / b:8.2f}" if a and b else f"{'-':>8}"  # noqa: E731
+        print(f"{dname:<5} {m:>6} {n:>7} {k:>6} {f(fly)} {f(cb)} {f(tr)} {q(fly, cb)} {q(fly, tr)}")
+        for peer, v in (("cublas", cb), ("triton", tr)):
+            if fly and v:
+                ratios.setdefault((dname, kind, peer), []).append(fly / v)
+    print()
+    for (dname, kind, peer), rs in sorted(ratios.items()):
+        g = geomean(rs)
+        print(f"{dname} {kind:<6} fly/{peer} geomean {g:.3f}  min {min(rs):.3f}  over {len(rs)}")
+        print(f"bench gemm_{dname}_{kind}_over_{peer} {g:.3f} ratio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
