@@ -175,6 +175,10 @@ static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit) {
     int64_t s = (int64_t)1 << c;
     return divisible(p, mlirOperationGetOperand(op, 0), k / gcd(k, s), unit * gcd(k, s));
   }
+  /* a % m, m a multiple of k: a less a multiple of m. */
+  if (named(op, "arith.remui") && constant_of(mlirOperationGetOperand(op, 1), &c) && c > 0 &&
+      c % k == 0)
+    return divisible(p, mlirOperationGetOperand(op, 0), k, unit);
   /* The bit operations of a swizzle (fly_lower_swizzle.c), for a power of
      two k: x ^ y and x | y keep what both are multiples of, x & y what
      either is, x >> c what x is over 2^c. */
