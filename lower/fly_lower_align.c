@@ -30,6 +30,7 @@ typedef struct Proof {
   FlyBuild *b;
   bool mark; /* the second walk, after the first proved it: write the requirements */
   int visits;
+  bool fixed; /* assume nothing of the kernel's arguments */
 } Proof;
 
 static bool named(MlirOperation op, const char *name) {
@@ -132,7 +133,7 @@ static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit) {
   if (!mlirOperationIsNull(fn)) {
     /* A runtime stride (an i32 argument): assumed a multiple of what the
        widest access needs, and required of the caller when it is used. */
-    if (k * unit > ASSUMED || (ASSUMED % (k * unit)) != 0 ||
+    if (p->fixed || k * unit > ASSUMED || (ASSUMED % (k * unit)) != 0 ||
         !mlirTypeIsAInteger(mlirValueGetType(v)))
       return false;
     if (p->mark)
@@ -160,7 +161,7 @@ static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit) {
     /* A product is a multiple of k when either factor is: try each, first
        without writing anything down. */
     for (int i = 0; i < 2; i++) {
-      Proof q = {p->b, false, p->visits};
+      Proof q = {p->b, false, p->visits, p->fixed};
       if (divisible(&q, mlirOperationGetOperand(op, i), k, unit)) {
         p->visits = q.visits;
         return divisible(p, mlirOperationGetOperand(op, i), k, unit);
@@ -174,10 +175,63 @@ static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit) {
     int64_t s = (int64_t)1 << c;
     return divisible(p, mlirOperationGetOperand(op, 0), k / gcd(k, s), unit * gcd(k, s));
   }
+  /* a % m, m a multiple of k: a less a multiple of m. */
+  if (named(op, "arith.remui") && constant_of(mlirOperationGetOperand(op, 1), &c) && c > 0 &&
+      c % k == 0)
+    return divisible(p, mlirOperationGetOperand(op, 0), k, unit);
+  /* The bit operations of a swizzle (fly_lower_swizzle.c), for a power of
+     two k: x ^ y and x | y keep what both are multiples of, x & y what
+     either is, x >> c what x is over 2^c. */
+  bool pow2 = (k & (k - 1)) == 0;
+  if (pow2 && (named(op, "arith.xori") || named(op, "arith.ori")))
+    return divisible(p, mlirOperationGetOperand(op, 0), k, unit) &&
+           divisible(p, mlirOperationGetOperand(op, 1), k, unit);
+  if (pow2 && named(op, "arith.andi")) {
+    for (int i = 0; i < 2; i++)
+      if (constant_of(mlirOperationGetOperand(op, i), &c) && c % k == 0)
+        return true;
+    for (int i = 0; i < 2; i++) {
+      Proof q = {p->b, false, p->visits, p->fixed};
+      if (divisible(&q, mlirOperationGetOperand(op, i), k, unit)) {
+        p->visits = q.visits;
+        return divisible(p, mlirOperationGetOperand(op, i), k, unit);
+      }
+      p->visits = q.visits;
+    }
+    return false;
+  }
+  if (pow2 && named(op, "arith.shrui") && constant_of(mlirOperationGetOperand(op, 1), &c) &&
+      c >= 0 && c < 32 && k <= ((int64_t)1 << 30))
+    return divisible(p, mlirOperationGetOperand(op, 0), k << c, unit);
   if (named(op, "arith.index_cast") || named(op, "arith.extsi") || named(op, "arith.extui") ||
       named(op, "arith.trunci"))
     return divisible(p, mlirOperationGetOperand(op, 0), k, unit);
   return false;
+}
+
+/* The alignment of the global an llvm.mlir.addressof takes the address
+   of, as its gpu.module declares it (16 when it cannot be found). */
+static int64_t global_alignment(MlirOperation addressof) {
+  MlirAttribute name =
+      mlirOperationGetAttributeByName(addressof, mlirStringRefCreateFromCString("global_name"));
+  MlirOperation gm = mlirOperationGetParentOperation(addressof);
+  while (!mlirOperationIsNull(gm) && !named(gm, "gpu.module"))
+    gm = mlirOperationGetParentOperation(gm);
+  if (mlirAttributeIsNull(name) || mlirOperationIsNull(gm))
+    return 16;
+  MlirStringRef want = mlirFlatSymbolRefAttrGetValue(name);
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
+  for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o)) {
+    MlirAttribute n =
+        mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
+    if (named(o, "llvm.mlir.global") && !mlirAttributeIsNull(n) && mlirAttributeIsAString(n) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(n), want)) {
+      int64_t a = fly_lower_int_attr(o, "alignment", 16);
+      return a > 16 ? a : 16;
+    }
+  }
+  return 16;
 }
 
 static bool aligned(Proof *p, MlirValue ptr, int64_t bytes) {
@@ -197,8 +251,11 @@ static bool aligned(Proof *p, MlirValue ptr, int64_t bytes) {
   if (!mlirValueIsAOpResult(ptr))
     return false;
   MlirOperation op = mlirOpResultGetOwner(ptr);
-  /* Shared tiles and register fragments are placed 16-aligned. */
-  if (named(op, "llvm.mlir.addressof") || named(op, "llvm.alloca"))
+  /* Register fragments are placed 16-aligned, shared tiles as their
+     global says (16, more for a swizzled tile). */
+  if (named(op, "llvm.mlir.addressof"))
+    return bytes <= global_alignment(op);
+  if (named(op, "llvm.alloca"))
     return bytes <= 16;
   if (!named(op, "llvm.getelementptr"))
     return false;
@@ -224,10 +281,15 @@ static bool aligned(Proof *p, MlirValue ptr, int64_t bytes) {
 }
 
 bool fly_lower_aligned(FlyBuild *b, MlirValue ptr, int64_t bytes) {
-  Proof p = {b, false, 0};
+  Proof p = {b, false, 0, false};
   if (!aligned(&p, ptr, bytes))
     return false;
-  p = (Proof){b, true, 0};
+  p = (Proof){b, true, 0, false};
   aligned(&p, ptr, bytes);
   return true;
+}
+
+bool fly_lower_multiple(FlyBuild *b, MlirValue v, int64_t k) {
+  Proof p = {b, false, 0, true};
+  return divisible(&p, v, k, 1);
 }

@@ -255,6 +255,19 @@ static char *quoted(const char *s, int index) {
   return NULL;
 }
 
+/* "S<B,M,S> o L": the swizzle into t->swizzle, and L left in t->layout. */
+static bool read_swizzle(FlyMemType *t) {
+  int bits, base, shift, n = -1;
+  if (strncmp(t->layout, "S<", 2) != 0)
+    return true;
+  if (sscanf(t->layout, "S<%d,%d,%d> o %n", &bits, &base, &shift, &n) != 3 || n < 0)
+    return false;
+  memmove(t->layout, t->layout + n, strlen(t->layout + n) + 1);
+  t->swizzled = true;
+  t->swizzle = (FlySwizzle){bits, base, shift};
+  return true;
+}
+
 bool fly_memtype_read(FlyMlir *m, MlirType t, FlyMemType *out) {
   memset(out, 0, sizeof *out);
   char *text = fly_lower_type_text(t);
@@ -267,8 +280,7 @@ bool fly_memtype_read(FlyMlir *m, MlirType t, FlyMemType *out) {
       out->elem =
           mlirTypeParseGet(m->ctx, mlirStringRefCreate(text + 12, (size_t)(comma - (text + 12))));
       snprintf(out->space, sizeof out->space, "%s", space);
-      out->swizzled = strncmp(out->layout, "S<", 2) == 0;
-      ok = !mlirTypeIsNull(out->elem);
+      ok = !mlirTypeIsNull(out->elem) && read_swizzle(out);
     }
     free(space);
   }
@@ -335,17 +347,26 @@ bool fly_memdesc_of(FlyBuild *b, MlirValue v, FlyMemDesc *d) {
     fly_build_error(b, "internal error: a malformed !fly.memref type");
     return false;
   }
-  if (d->type.swizzled) {
-    fly_build_error(b, "swizzled shared memory is not lowered yet");
-    fly_memdesc_free(d);
-    return false;
-  }
   int n = (int)mlirOperationGetNumOperands(def);
+  /* A swizzled view's offset comes first, then the layout's leaves. */
+  int first = d->type.swizzled ? 2 : 1;
+  d->offset = fly_sym_const(0);
+  if (d->type.swizzled) {
+    if (n < 2) {
+      fly_build_error(b, "internal error: a swizzled memref without its offset");
+      fly_memdesc_free(d);
+      return false;
+    }
+    d->offset_value = mlirOperationGetOperand(def, 1);
+    int64_t c;
+    d->offset =
+        fly_lower_constant_of(d->offset_value, &c) ? fly_sym_const(c) : fly_sym_of(d->offset_value);
+  }
   MlirValue vals[256];
-  for (int i = 1; i < n && i <= 256; i++)
-    vals[i - 1] = mlirOperationGetOperand(def, i);
+  for (int i = first; i < n && i - first < 256; i++)
+    vals[i - first] = mlirOperationGetOperand(def, i);
   d->ptr = mlirOperationGetOperand(def, 0);
-  if (n - 1 > 256 || !(d->L = fly_build_layout(b, d->type.layout, vals, n - 1))) {
+  if (n - first > 256 || !(d->L = fly_build_layout(b, d->type.layout, vals, n - first))) {
     fly_memdesc_free(d);
     return false;
   }
@@ -383,14 +404,29 @@ const FlyAtom *fly_lower_atom(MlirValue atom) {
   return fly_atom_find(name.data, name.length);
 }
 
+bool fly_lower_constant_of(MlirValue v, int64_t *out) {
+  if (!mlirValueIsAOpResult(v) || !fly_lower_is(mlirOpResultGetOwner(v), "arith.constant"))
+    return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v),
+                                                    mlirStringRefCreateFromCString("value"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a))
+    return false;
+  *out = mlirIntegerAttrGetValueInt(a);
+  return true;
+}
+
 int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing) {
   MlirAttribute a = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name));
   return mlirAttributeIsNull(a) || !mlirAttributeIsAInteger(a) ? missing
                                                                : mlirIntegerAttrGetValueInt(a);
 }
 
-void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym) {
+void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym, int64_t align) {
   MlirContext ctx = b->m->ctx;
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  MlirStringRef align_key = mlirStringRefCreateFromCString("alignment");
+  if (align < 16)
+    align = 16;
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
   for (MlirOperation o = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(o);
        o = mlirOperationGetNextInBlock(o)) {
@@ -398,13 +434,16 @@ void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym) {
         mlirOperationGetAttributeByName(o, mlirStringRefCreateFromCString("sym_name"));
     if (fly_lower_is(o, "llvm.mlir.global") && !mlirAttributeIsNull(n) &&
         mlirAttributeIsAString(n) &&
-        mlirStringRefEqual(mlirStringAttrGetValue(n), mlirStringRefCreateFromCString(sym)))
+        mlirStringRefEqual(mlirStringAttrGetValue(n), mlirStringRefCreateFromCString(sym))) {
+      if (fly_lower_int_attr(o, "alignment", 16) < align)
+        mlirOperationSetAttributeByName(o, align_key, mlirIntegerAttrGet(i64, align));
       return;
+    }
   }
   FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
   MlirNamedAttribute ga[5] = {
       fly_mlir_named(b->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
-      fly_mlir_named(b->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 16)),
+      fly_mlir_named(b->m, "alignment", mlirIntegerAttrGet(i64, align)),
       fly_mlir_named(b->m, "global_type",
                      mlirTypeAttrGet(fly_mlir_type(b->m, "!llvm.array<0 x i8>"))),
       fly_mlir_named(b->m, "linkage", fly_build_attr(b, "#llvm.linkage<external>")),

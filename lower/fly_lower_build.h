@@ -19,6 +19,7 @@
 
 #include "fly_layout.h"
 #include "fly_mlir.h"
+#include "fly_swizzle.h"
 #include "fly_symbolic.h"
 
 /* Emits at one insertion point with one location; remembers failure. The
@@ -86,22 +87,42 @@ MlirValue fly_build_bitcast(FlyBuild *b, MlirValue v, MlirType t);
 
 /* ---- memrefs -------------------------------------------------------------------------------- */
 
-/* What a !fly.memref type says: element type, memory, layout text. */
+/* What a !fly.memref type says: element type, memory, layout text. A
+   swizzled tile's type says "S<B,M,S> o L": `swizzle` holds (B, M, S) and
+   `layout` only L's text. */
 typedef struct FlyMemType {
   MlirType elem;
   char space[16];
-  char *layout; /* malloc'd; "S<B,M,S> o L" for a swizzled tile */
+  char *layout; /* malloc'd; L, without a swizzle */
   bool swizzled;
+  FlySwizzle swizzle; /* when swizzled */
 } FlyMemType;
 bool fly_memtype_read(FlyMlir *m, MlirType t, FlyMemType *out);
 void fly_memtype_free(FlyMemType *t);
 
 /* A memref after fly-layout-lowering: made by fly.make_memref(ptr, leaves),
-   its layout read with those leaves (in b's algebra session). */
+   its layout read with those leaves (in b's algebra session).
+
+   A swizzled memref (type.swizzled, shared memory) is made by
+   fly.make_memref(base, offset, leaves): element c of the view is at
+   base + swizzle(offset + L(c)), the swizzle acting on the element offset
+   from the tile's base, not from the view's origin (CuTe's swizzled
+   pointers). So every view of a tile keeps the tile's base; only the
+   offset moves. This is what wgmma descriptors and TMA need: the tile's
+   base (aligned to fly_swizzle_tile_align), the view's offset in it, the
+   swizzle and the view's layout. */
 typedef struct FlyMemDesc {
-  FlyMemType type;
+  FlyMemType type; /* type.swizzle: (B, M, S) when type.swizzled */
+  /* The view's first element; for a swizzled view, the base of its tile
+     (its allocation, an !llvm.ptr<3> aligned to fly_swizzle_tile_align). */
   MlirValue ptr;
-  FlyLayout *L;
+  FlyLayout *L; /* the view's layout L (for a swizzled view, without the swizzle) */
+  /* A swizzled view's origin in elements from ptr (before the swizzle):
+     a constant (fly_sym_is_const) or the handle of an i32 value;
+     offset_value is that i32 either way (an arith.constant for a constant).
+     For other memrefs the constant 0 and a null value. */
+  FlySym offset;
+  MlirValue offset_value;
 } FlyMemDesc;
 /* False, after an error at b's location, when v is not such a memref. */
 bool fly_memdesc_of(FlyBuild *b, MlirValue v, FlyMemDesc *d);
@@ -131,6 +152,8 @@ void fly_lower_collect(MlirOperation root, FlyOpList *list);
 struct FlyAtom;
 MlirOperation fly_lower_atom_op(MlirValue atom);
 const struct FlyAtom *fly_lower_atom(MlirValue atom);
+/* Whether v is an integer arith.constant, and its value. */
+bool fly_lower_constant_of(MlirValue v, int64_t *out);
 /* The value of an operation's integer attribute, or `missing`. */
 int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing);
 
@@ -140,11 +163,15 @@ int64_t fly_lower_int_attr(MlirOperation op, const char *name, int64_t missing);
    arguments it depends on are marked as requiring it (the gpu.func's
    fly.arg_align, and llvm.align on its pointers). */
 bool fly_lower_aligned(FlyBuild *b, MlirValue ptr, int64_t bytes);
+/* Whether the i32 v is provably a multiple of k, assuming nothing of the
+   kernel's arguments (and so requiring nothing of them). */
+bool fly_lower_multiple(FlyBuild *b, MlirValue v, int64_t k);
 
-/* An external, 16-aligned array of no size in shared memory (address space
-   3) named sym in the gpu.module gm, declared once: the dynamic shared
-   memory, whose size the launch gives. */
-void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym);
+/* An external array of no size in shared memory (address space 3) named
+   sym in the gpu.module gm, declared once, aligned to `align` bytes (at
+   least 16; a later call may raise it): the dynamic shared memory, whose
+   size the launch gives. */
+void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym, int64_t align);
 /* The address of the global sym, a pointer in addr_space. */
 MlirValue fly_build_addressof(FlyBuild *b, const char *sym, int addr_space);
 

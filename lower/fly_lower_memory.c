@@ -100,17 +100,34 @@ static bool elems_of(FlyBuild *b, const FlyMemDesc *d, Elems *e) {
 }
 
 /* The pointer to an element; runtime parts are shared through a cache of
-   the last few term lists, which is what repeated tiles look like. */
+   the last few term lists, which is what repeated tiles look like. In a
+   swizzled tile the cache keeps the offsets before the swizzle, and
+   fly_lower_swizzle.c makes the address. */
 typedef struct Ptrs {
   MlirValue base;
   MlirType elem;
   Lin key[8];
   MlirValue val[8];
   int n, next;
+  bool swizzled;
+  FlySym origin; /* a swizzled view's offset in its tile */
+  FlySwizzledPtrs sw;
 } Ptrs;
+
+static void ptrs_init(Ptrs *p, const FlyMemDesc *d, MlirType elem) {
+  memset(p, 0, sizeof *p);
+  p->base = d->ptr;
+  p->elem = elem;
+  p->swizzled = d->type.swizzled;
+  p->origin = d->offset;
+  p->sw.base = d->ptr;
+  p->sw.elem = elem;
+  p->sw.s = d->type.swizzle;
+}
 
 static MlirValue ptr_at(FlyBuild *b, Ptrs *p, const Lin *l) {
   MlirValue base = p->base;
+  FlySym x = p->origin;
   if (l->n) {
     int hit = -1;
     for (int i = 0; i < p->n; i++)
@@ -123,14 +140,25 @@ static MlirValue ptr_at(FlyBuild *b, Ptrs *p, const Lin *l) {
         s = fly_sym_add(&o, s, fly_sym_mul(&o, fly_sym_of(l->v[i]), fly_sym_const(l->k[i])));
       hit = p->next;
       p->key[hit] = *l;
-      p->val[hit] = fly_build_gep(b, p->base, p->elem, s);
+      p->val[hit] = p->swizzled ? fly_build_sym(b, fly_sym_add(&o, p->origin, s))
+                                : fly_build_gep(b, p->base, p->elem, s);
       p->next = (p->next + 1) % 8;
       if (p->n < 8)
         p->n++;
     }
     base = p->val[hit];
+    x = fly_sym_of(base);
   }
+  if (p->swizzled)
+    return fly_build_swizzled_ptr(b, &p->sw, x, l->c);
   return fly_build_gep(b, base, p->elem, fly_sym_const(l->c));
+}
+
+/* The most elements one access of p may take: a swizzle keeps runs of
+   2^M consecutive (fly_swizzle_run). */
+static int run_cap(const Ptrs *p, int v) {
+  int cap = p->swizzled ? fly_swizzle_run(p->sw.s) : v;
+  return cap < v ? cap : v;
 }
 
 /* Whether elements i .. i+v-1 are consecutive in memory. */
@@ -219,10 +247,11 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
       int v = bytes ? bits / (8 * bytes) : 1;
       if (v < 1)
         v = 1;
-      Ptrs ps = {s.ptr, elem, {{0}}, {{NULL}}, 0, 0};
-      Ptrs pdst = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
-      Ptrs pp = {
-          pd.ptr, predicated ? fly_lower_storage_type(pd.type.elem) : elem, {{0}}, {{NULL}}, 0, 0};
+      Ptrs ps, pdst, pp;
+      ptrs_init(&ps, &s, elem);
+      ptrs_init(&pdst, &d, elem);
+      ptrs_init(&pp, &pd, predicated ? fly_lower_storage_type(pd.type.elem) : elem);
+      v = run_cap(&pdst, run_cap(&ps, v));
       for (int i = 0; i < es.n;) {
         int w = v > 1 && i % v == 0 && run_of(&es, i, v) && run_of(&ed, i, v) ? v : 1;
         /* A predicate per element splits a vector; one per vector keeps it. */
@@ -268,6 +297,48 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
 
 static bool is_vector(MlirType t) { return mlirTypeIsAVector(t); }
 
+/* In a swizzled tile, one access from element i on: the pointer, and the
+   elements it takes, as many as are consecutive, kept so by the swizzle
+   and provably aligned for. */
+static int swizzled_access(FlyBuild *b, Ptrs *p, const Elems *e, int i, int bytes, MlirValue *ptr) {
+  int w = 1;
+  while (w * 2 <= run_cap(p, e->n - i) && w * 2 <= 64)
+    w *= 2;
+  while (w > 1 && (i % w || !run_of(e, i, w)))
+    w /= 2;
+  *ptr = ptr_at(b, p, &e->off[i]);
+  while (w > 1 && !fly_lower_aligned(b, *ptr, (int64_t)w * bytes))
+    w /= 2;
+  return w;
+}
+
+/* load() of a swizzled tile of e.n > 1 elements: one access per run. */
+static MlirValue swizzled_load(FlyBuild *b, Ptrs *p, const Elems *e, MlirType rt, MlirType elem,
+                               int bytes) {
+  MlirValue r = fly_build_op1(b, "llvm.mlir.poison", rt, 0, NULL, 0, NULL), ptr;
+  for (int i = 0, w; i < e->n; i += w) {
+    w = swizzled_access(b, p, e, i, bytes, &ptr);
+    if (w == e->n)
+      return fly_build_load(b, rt, ptr, w * bytes);
+    MlirValue v = fly_build_load(b, w > 1 ? fly_vec_type(w, elem) : elem, ptr, w * bytes);
+    for (int t = 0; t < w; t++)
+      r = fly_build_insert(b, r, w > 1 ? fly_build_extract(b, v, t, elem) : v, i + t);
+  }
+  return r;
+}
+
+static void swizzled_store(FlyBuild *b, Ptrs *p, const Elems *e, MlirValue x, MlirType elem,
+                           int bytes) {
+  MlirValue ptr;
+  for (int i = 0, w; i < e->n; i += w) {
+    w = swizzled_access(b, p, e, i, bytes, &ptr);
+    int idx[64];
+    for (int t = 0; t < w && t < 64; t++)
+      idx[t] = i + t;
+    fly_build_store(b, fly_build_pick(b, x, idx, w, elem), ptr, w * bytes);
+  }
+}
+
 /* A tensor's values as one vector (or the value of its one element). */
 void fly_lower_load(FlyBuild *b, MlirOperation op) {
   FlyMemDesc d;
@@ -279,9 +350,12 @@ void fly_lower_load(FlyBuild *b, MlirOperation op) {
   int bytes = fly_lower_type_bytes(d.type.elem);
   MlirValue r = {NULL};
   if (elems_of(b, &d, &e)) {
-    Ptrs p = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
+    Ptrs p;
+    ptrs_init(&p, &d, elem);
     if (!is_vector(rt)) {
       r = fly_build_load(b, rt, ptr_at(b, &p, &e.off[0]), bytes);
+    } else if (p.swizzled) {
+      r = swizzled_load(b, &p, &e, rt, elem, bytes);
     } else if (run_of(&e, 0, e.n)) {
       r = fly_build_load(b, rt, ptr_at(b, &p, &e.off[0]), bytes);
     } else {
@@ -308,11 +382,14 @@ void fly_lower_store(FlyBuild *b, MlirOperation op) {
   int bytes = fly_lower_type_bytes(d.type.elem);
   if (elems_of(b, &d, &e)) {
     MlirType elem = fly_lower_storage_type(d.type.elem);
-    Ptrs p = {d.ptr, elem, {{0}}, {{NULL}}, 0, 0};
+    Ptrs p;
+    ptrs_init(&p, &d, elem);
     x = fly_build_bitcast(b, x, fly_lower_storage_type(mlirValueGetType(x)));
     if (!is_vector(mlirValueGetType(x))) {
       for (int i = 0; i < e.n; i++)
         fly_build_store(b, x, ptr_at(b, &p, &e.off[i]), bytes);
+    } else if (p.swizzled) {
+      swizzled_store(b, &p, &e, x, elem, bytes);
     } else if (run_of(&e, 0, e.n)) {
       fly_build_store(b, x, ptr_at(b, &p, &e.off[0]), bytes);
     } else {
@@ -330,7 +407,8 @@ MlirValue fly_lower_element_ptr(FlyBuild *b, const FlyMemDesc *d) {
   Elems e = {0};
   MlirValue r = {NULL};
   if (elems_of(b, d, &e)) {
-    Ptrs p = {d->ptr, d->type.elem, {{0}}, {{NULL}}, 0, 0};
+    Ptrs p;
+    ptrs_init(&p, d, d->type.elem);
     r = ptr_at(b, &p, &e.off[0]);
   }
   free(e.off);

@@ -288,7 +288,7 @@ static void rewrite(FlyBuild *b, MlirOperation op) {
 static MlirValue launch_smem(FlyBuild *b, MlirOperation fn, MlirValue *bytes) {
   static const char sym[] = "__fly_dynamic_smem";
   MlirOperation gm = mlirOperationGetParentOperation(fn);
-  fly_build_extern_shared(b, gm, sym);
+  fly_build_extern_shared(b, gm, sym, 16);
   MlirAttribute used =
       mlirOperationGetAttributeByName(fn, mlirStringRefCreateFromCString("fly.static_shared"));
   int64_t at = mlirAttributeIsNull(used) ? 0 : mlirIntegerAttrGetValueInt(used);

@@ -275,7 +275,7 @@ static MlirValue atomic_rmw(FlyBuild *b, const FlyAtomicRmw *a) {
    group_segment_size (u32 at byte 24) is the whole, static included. */
 static MlirValue launch_smem(FlyBuild *b, MlirOperation fn, MlirValue *bytes) {
   static const char sym[] = "__fly_launch_lds";
-  fly_build_extern_shared(b, mlirOperationGetParentOperation(fn), sym);
+  fly_build_extern_shared(b, mlirOperationGetParentOperation(fn), sym, 16);
   if (bytes) {
     MlirType i8 = mlirIntegerTypeGet(b->m->ctx, 8);
     MlirValue packet =

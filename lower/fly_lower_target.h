@@ -4,6 +4,7 @@
  *
  *   fly_lower_memory.c   copies, loads and stores: element offsets from
  *                        the layouts, vectorised where contiguous
+ *   fly_lower_swizzle.c  addresses in swizzled shared memory
  *   fly_lower_atomic.c   atomics, fences, atomic and volatile loads and
  *                        stores: LLVM's atomics with the vendor's scopes
  *   fly_lower_math.c     math as LLVM intrinsics both back ends implement,
@@ -109,6 +110,32 @@ void fly_lower_load(FlyBuild *b, MlirOperation op);
 void fly_lower_store(FlyBuild *b, MlirOperation op);
 /* The pointer to the one element of a memref (null after an error). */
 MlirValue fly_lower_element_ptr(FlyBuild *b, const FlyMemDesc *d);
+
+/* ---- fly_lower_swizzle.c ---- */
+/* The elements of a swizzled tile (fly_lower_build.h's FlyMemDesc): its
+   base, element type and swizzle, and the address computations made so
+   far, which later elements share. Zero the rest before the first use. */
+enum { FLY_SWIZZLED_PTRS = 16 };
+typedef struct FlySwizzledPtrs {
+  MlirValue base;
+  MlirType elem;
+  FlySwizzle s;
+  const void *known_x; /* the last runtime offset whose alignment was found */
+  int known_k;
+  struct {
+    const void *x;
+    int64_t hi, flip;
+  } key[FLY_SWIZZLED_PTRS];
+  MlirValue val[FLY_SWIZZLED_PTRS];
+  int n, next;
+} FlySwizzledPtrs;
+/* base + swizzle(x + c): x a runtime offset (or a constant), c a constant;
+   folded where x is known, and, where x is a multiple of the swizzle's
+   period, base + x + swizzle(c). */
+MlirValue fly_build_swizzled_ptr(FlyBuild *b, FlySwizzledPtrs *p, FlySym x, int64_t c);
+/* The longest run of consecutive offsets s keeps consecutive (2^M, when
+   the run starts at a multiple of it). */
+int fly_swizzle_run(FlySwizzle s);
 
 /* ---- fly_lower_atomic.c ---- */
 /* Whether op is an atomic, a fence, or an atomic or volatile access. */

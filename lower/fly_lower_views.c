@@ -99,6 +99,37 @@ static MlirValue make_memref(FlyBuild *b, MlirType type, MlirValue ptr, int n,
   return fly_build_op1(b, "fly.make_memref", type, 1 + n, v, 0, NULL);
 }
 
+/* A swizzled view: its tile's base, its offset from it (an i32), its
+   leaves (fly_lower_build.h). */
+static MlirValue make_swizzled_memref(FlyBuild *b, MlirType type, MlirValue base, FlySym offset,
+                                      int n, const MlirValue *leaves) {
+  MlirValue v[257] = {base, fly_build_sym(b, offset)};
+  for (int i = 0; i < n && i < 255; i++)
+    v[2 + i] = leaves[i];
+  return fly_build_op1(b, "fly.make_memref", type, 2 + n, v, 0, NULL);
+}
+
+/* A new tile's memref: the view of all of it, at offset 0 of its swizzle
+   when it has one. */
+static MlirValue make_tile(FlyBuild *b, const FlyMemType *mt, MlirType type, MlirValue p) {
+  if (mt->swizzled)
+    return make_swizzled_memref(b, type, p, fly_sym_const(0), 0, NULL);
+  return make_memref(b, type, p, 0, NULL);
+}
+
+/* The elements a tile spans: its layout's cosize, swizzled (-1 when it is
+   not static). */
+static int64_t tile_elems(FlyBuild *b, const FlyMemType *mt) {
+  int64_t n = cosize(b, fly_build_layout(b, mt->layout, NULL, 0));
+  return n > 0 && mt->swizzled ? fly_swizzle_span(mt->swizzle, n) : n;
+}
+
+/* The bytes a shared tile is aligned to: 16, or more for a swizzled tile
+   (fly_swizzle_tile_align, which sema counts with too). */
+static int64_t tile_align(const FlyMemType *mt) {
+  return mt->swizzled ? fly_swizzle_tile_align(mt->swizzle, fly_lower_type_bytes(mt->elem)) : 16;
+}
+
 static MlirType ptr_type(FlyBuild *b, int as) {
   char text[32];
   snprintf(text, sizeof text, "!llvm.ptr<%d>", as);
@@ -109,23 +140,25 @@ static MlirType ptr_type(FlyBuild *b, int as) {
 
 /* On NVIDIA the shared tiles of a kernel that needs more than 48 KiB are
    placed in its dynamic shared memory: one `.extern .shared` array, each
-   tile at a 16-aligned offset,
-   the kernel's total in its `fly.static_shared` attribute (bytes), which
+   tile at a 16-aligned offset (a swizzled tile at its tile_align, the
+   array then aligned to it too), the kernel's total in its
+   `fly.static_shared` attribute (bytes), which
    the bundle records and the runtime adds to the launch's dynamic bytes.
    Static `.shared` arrays stop at 48 KiB; dynamic shared memory goes to
    what the chip has (227 KiB on sm_90) once the runtime asks for it. */
 static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOperation gm,
-                               int64_t bytes) {
+                               const FlyMemType *mt, int64_t bytes) {
   MlirContext ctx = w->m->ctx;
   MlirOperation fn = ancestor(op, "gpu.func");
   if (mlirOperationIsNull(fn))
     return fly_build_error(b, "internal error: a shared tile outside a kernel");
   static const char sym[] = "__fly_dynamic_smem";
-  fly_build_extern_shared(b, gm, sym);
+  int64_t align = tile_align(mt);
+  fly_build_extern_shared(b, gm, sym, align);
   MlirStringRef key = mlirStringRefCreateFromCString("fly.static_shared");
   MlirAttribute used = mlirOperationGetAttributeByName(fn, key);
   int64_t at = mlirAttributeIsNull(used) ? 0 : mlirIntegerAttrGetValueInt(used);
-  at = (at + 15) / 16 * 16;
+  at = (at + align - 1) / align * align;
   mlirOperationSetAttributeByName(fn, key,
                                   mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), at + bytes));
   MlirNamedAttribute gn = fly_mlir_named(
@@ -133,10 +166,10 @@ static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOper
   MlirValue base = fly_build_op1(b, "llvm.mlir.addressof", ptr_type(b, 3), 0, NULL, 1, &gn);
   MlirType i8 = mlirIntegerTypeGet(ctx, 8);
   MlirValue p = fly_build_gep(b, base, i8, fly_sym_const(at));
-  replace(op, make_memref(b, mlirValueGetType(mlirOperationGetResult(op, 0)), p, 0, NULL));
+  replace(op, make_tile(b, mt, mlirValueGetType(mlirOperationGetResult(op, 0)), p));
 }
 
-/* The bytes of a kernel's static shared tiles, each 16-aligned, as
+/* The bytes of a kernel's static shared tiles, each aligned as
    alloc_smem_dynamic would place them. */
 typedef struct TileBytes {
   Views *w;
@@ -150,8 +183,8 @@ static MlirWalkResult add_tile_bytes(MlirOperation op, void *user) {
     return MlirWalkResultAdvance;
   FlyMemType mt;
   if (fly_memtype_read(t->w->m, mlirValueGetType(mlirOperationGetResult(op, 0)), &mt)) {
-    int64_t n = cosize(t->b, fly_build_layout(t->b, mt.layout, NULL, 0));
-    t->total = (t->total + 15) / 16 * 16 + (n > 0 ? n : 0) * fly_lower_type_bytes(mt.elem);
+    int64_t n = tile_elems(t->b, &mt), a = tile_align(&mt);
+    t->total = (t->total + a - 1) / a * a + (n > 0 ? n : 0) * fly_lower_type_bytes(mt.elem);
     fly_memtype_free(&mt);
   }
   return MlirWalkResultAdvance;
@@ -187,35 +220,30 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   FlyMemType mt;
   if (!fly_memtype_read(w->m, rt, &mt))
     return fly_build_error(b, "internal error: a malformed !fly.memref type");
-  if (mt.swizzled) {
-    fly_build_error(b, "swizzled shared memory is not lowered yet");
-    fly_memtype_free(&mt);
-    return;
-  }
-  int64_t n = cosize(b, fly_build_layout(b, mt.layout, NULL, 0));
+  int64_t n = tile_elems(b, &mt);
   MlirOperation gm = ancestor(op, "gpu.module");
   if (n <= 0 || mlirOperationIsNull(gm)) {
     fly_memtype_free(&mt);
     return fly_build_error(b, "internal error: a shared tile outside a gpu.module");
   }
   if (tiles_dynamic(w, b, ancestor(op, "gpu.func"))) {
-    int64_t bytes = n * fly_lower_type_bytes(mt.elem);
+    alloc_smem_dynamic(w, b, op, gm, &mt, n * fly_lower_type_bytes(mt.elem));
     fly_memtype_free(&mt);
-    return alloc_smem_dynamic(w, b, op, gm, bytes);
+    return;
   }
+  int64_t align = tile_align(&mt);
   char name[32], text[128];
   snprintf(name, sizeof name, "__fly_smem_%d", w->smem++);
   /* An 8-bit float tile is an array of i8: LLVM has no such float type. */
   char *et = fly_lower_type_text(fly_lower_storage_type(mt.elem));
   snprintf(text, sizeof text, "!llvm.array<%lld x %s>", (long long)n, et ? et : "i8");
   free(et);
-  fly_memtype_free(&mt);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
   FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
   MlirContext ctx = w->m->ctx;
   MlirNamedAttribute ga[5] = {
       fly_mlir_named(w->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
-      fly_mlir_named(w->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 16)),
+      fly_mlir_named(w->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), align)),
       fly_mlir_named(w->m, "global_type", mlirTypeAttrGet(fly_mlir_type(w->m, text))),
       fly_mlir_named(w->m, "linkage", fly_build_attr(b, "#llvm.linkage<internal>")),
       fly_mlir_named(w->m, "sym_name", fly_mlir_str_attr(w->m, name))};
@@ -224,7 +252,8 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   MlirNamedAttribute at = fly_mlir_named(
       w->m, "global_name", mlirFlatSymbolRefAttrGet(ctx, mlirStringRefCreateFromCString(name)));
   MlirValue p = fly_build_op1(b, "llvm.mlir.addressof", ptr_type(b, 3), 0, NULL, 1, &at);
-  replace(op, make_memref(b, rt, p, 0, NULL));
+  replace(op, make_tile(b, &mt, rt, p));
+  fly_memtype_free(&mt);
 }
 
 static void alloc_reg(Views *w, FlyBuild *b, MlirOperation op) {
@@ -457,14 +486,69 @@ static const Row *row_of(MlirOperation op) {
   return NULL;
 }
 
+/* A view of memory that is not swizzled: the source's pointer moved by
+   the view's offset. */
+static void plain_view(Views *w, FlyBuild *b, MlirOperation op, const FlyMemDesc *src, FlySym off,
+                       int n, const MlirValue *leaves) {
+  MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+  MlirValue p = fly_build_gep(b, src->ptr, src->type.elem, off);
+  /* A recast to a wider element needs its start aligned to it: proven,
+     and required of the kernel's argument, or refused. */
+  if (fly_lower_is(op, "fly.recast")) {
+    FlyMemType to;
+    if (fly_memtype_read(w->m, rt, &to)) {
+      int nb = fly_lower_type_bytes(to.elem), ob = fly_lower_type_bytes(src->type.elem);
+      if (nb > ob && !fly_lower_aligned(b, p, nb))
+        fly_build_error(b,
+                        "recast to %d-byte elements needs the tensor to start at a multiple "
+                        "of %d bytes, which the compiler cannot show here",
+                        nb, nb);
+      fly_memtype_free(&to);
+    }
+  }
+  if (!b->failed)
+    replace(op, make_memref(b, rt, p, n, leaves));
+}
+
+/* A view of a swizzled tile keeps the tile's base and moves its offset,
+   as the swizzle applies to offsets from the base (fly_lower_build.h). A
+   recast counts the offset in the new elements. */
+static void swizzled_view(FlyBuild *b, MlirOperation op, const FlyMemDesc *src, FlySym off, int n,
+                          const MlirValue *leaves) {
+  MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+  FlySymOps o = fly_build_ops(b);
+  FlySym at = fly_sym_add(&o, src->offset, off);
+  FlyMemType to;
+  if (fly_lower_is(op, "fly.recast") && fly_memtype_read(b->m, rt, &to)) {
+    int nb = fly_lower_type_bytes(to.elem), ob = fly_lower_type_bytes(src->type.elem);
+    fly_memtype_free(&to);
+    if (nb < ob) {
+      at = fly_sym_mul(&o, at, fly_sym_const(ob / nb));
+    } else if (nb > ob) {
+      bool whole = fly_sym_is_const(at) ? at.c % (nb / ob) == 0
+                                        : fly_lower_multiple(b, fly_build_sym(b, at), nb / ob);
+      if (!whole)
+        return fly_build_error(b,
+                               "recast to %d-byte elements needs the view to start at a "
+                               "multiple of %d bytes of its swizzled tile, which the compiler "
+                               "cannot show here",
+                               nb, nb);
+      at = fly_sym_div(&o, at, fly_sym_const(nb / ob));
+    }
+  }
+  if (!b->failed)
+    replace(op, make_swizzled_memref(b, rt, src->ptr, at, n, leaves));
+}
+
 static void view(Views *w, FlyBuild *b, MlirOperation op, const Row *row) {
   MlirValue res = mlirOperationGetResult(op, 0);
   MlirType rt = mlirValueGetType(res);
   FlyMemType mt;
   if (!fly_memtype_read(w->m, rt, &mt))
     return fly_build_error(b, "internal error: a malformed !fly.memref type");
-  FlyLayout *RL = mt.swizzled ? NULL : fly_build_layout(b, mt.layout, NULL, 0);
+  FlyLayout *RL = fly_build_layout(b, mt.layout, NULL, 0);
   int want = RL ? fly_layout_dynamic_count(RL) : -1;
+  bool swizzled = mt.swizzled;
   fly_memtype_free(&mt);
   if (b->failed)
     return;
@@ -516,23 +600,12 @@ static void view(Views *w, FlyBuild *b, MlirOperation op, const Row *row) {
     MlirValue leaves[256];
     for (int i = first; i < n && i - first < 256; i++)
       leaves[i - first] = mlirOperationGetOperand(op, i);
-    MlirValue p = fly_build_gep(b, src.ptr, src.type.elem, off);
-    /* A recast to a wider element needs its start aligned to it: proven,
-       and required of the kernel's argument, or refused. */
-    if (fly_lower_is(op, "fly.recast")) {
-      FlyMemType to;
-      if (fly_memtype_read(w->m, rt, &to)) {
-        int nb = fly_lower_type_bytes(to.elem), ob = fly_lower_type_bytes(src.type.elem);
-        if (nb > ob && !fly_lower_aligned(b, p, nb))
-          fly_build_error(b,
-                          "recast to %d-byte elements needs the tensor to start at a multiple "
-                          "of %d bytes, which the compiler cannot show here",
-                          nb, nb);
-        fly_memtype_free(&to);
-      }
-    }
-    if (!b->failed)
-      replace(op, make_memref(b, rt, p, n - first, leaves));
+    if (src.type.swizzled != swizzled)
+      fly_build_error(b, "internal error: a view of a swizzled tile without its swizzle");
+    else if (swizzled)
+      swizzled_view(b, op, &src, off, n - first, leaves);
+    else
+      plain_view(w, b, op, &src, off, n - first, leaves);
   }
   fly_memdesc_free(&src);
 }

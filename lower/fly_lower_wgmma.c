@@ -111,8 +111,8 @@ static bool canonical(FlyBuild *b, const FlyLayout *T, int rows, int K, int e, i
         fly_build_error(b,
                         "operand %c's shared tile is not a layout wgmma can read: element (%d, "
                         "%d) of an instruction's %d x %d slice is at %lld, where the canonical "
-                        "%s%s layout with its strides puts %lld (build the tile from the "
-                        "canonical layouts, e.g. std.smem's)",
+                        "%s%s layout with its strides puts %lld (build the tile with "
+                        "std.smem_layout)",
                         operand, i, j, rows, K, (long long)x, c->mn_major ? "MN-major" : "K-major",
                         swizzle == 128  ? ", 128-byte swizzled"
                         : swizzle == 64 ? ", 64-byte swizzled"
@@ -151,6 +151,19 @@ typedef struct Operand {
   int ntiles, nks;
 } Operand;
 
+/* The bytes of the hardware swizzle S is over elements of e bytes: 16 << B
+   for S<B, 4 - log2(e), 3> (XOR of byte-address bits 4.. with those 3
+   above the width), B from 1 to 3; 0 for a swizzle of no bits; -1 for any
+   other. */
+static int hardware_swizzle(FlySwizzle s, int e) {
+  int m = 4 - (e == 1 ? 0 : e == 2 ? 1 : e == 4 ? 2 : 9);
+  if (s.bits == 0)
+    return 0; /* no bits: an unswizzled layout */
+  if (s.base != m || s.shift != 3 || s.bits < 1 || s.bits > 3)
+    return -1;
+  return 16 << s.bits;
+}
+
 static MlirValue i64_const(FlyBuild *b, uint64_t v) {
   char text[32];
   snprintf(text, sizeof text, "%lld", (long long)v);
@@ -183,11 +196,26 @@ static bool operand(FlyBuild *b, MlirValue v, int rows, int K, char name, bool t
   }
   o->ntiles = (int)nt;
   o->nks = (int)nk;
-  bool ok = canonical(b, T, rows, K, e, 0, name, transposable && e == 2, &o->c);
+  int swizzle = 0;
+  if (d.type.swizzled && (swizzle = hardware_swizzle(d.type.swizzle, e)) < 0) {
+    fly_memdesc_free(&d);
+    fly_build_error(b,
+                    "operand %c's shared tile is swizzled by S<%d,%d,%d>, which is not one of "
+                    "the 32-, 64- or 128-byte swizzles wgmma reads (std.smem_layout's)",
+                    name, d.type.swizzle.bits, d.type.swizzle.base, d.type.swizzle.shift);
+    return false;
+  }
+  bool ok = canonical(b, T, rows, K, e, swizzle, name, transposable && e == 2, &o->c);
   MlirValue ptr = d.ptr;
+  MlirValue off = d.type.swizzled ? d.offset_value : (MlirValue){NULL};
+  MlirType et = fly_lower_storage_type(d.type.elem);
   fly_memdesc_free(&d);
   if (!ok)
     return false;
+  /* The slice's first element, before the swizzle: the hardware applies
+     it to the addresses it computes, from the tile's aligned base. */
+  if (!mlirValueIsNull(off))
+    ptr = fly_build_gep(b, ptr, et, fly_sym_of(off));
   /* Shared addresses are below 2^18: the start field holds bits 4..17. */
   MlirType i64 = mlirIntegerTypeGet(b->m->ctx, 64);
   MlirValue a = fly_build_op1(b, "llvm.ptrtoint", i64, 1, &ptr, 0, NULL);

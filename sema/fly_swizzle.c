@@ -37,6 +37,62 @@ int64_t fly_swizzle_apply(FlySwizzle s, int64_t x) {
   return (int64_t)(ux ^ moved);
 }
 
+int fly_swizzle_top(FlySwizzle s) {
+  return s.bits ? s.base + (s.shift < 0 ? -s.shift : s.shift) + s.bits : s.base;
+}
+
+int64_t fly_swizzle_tile_align(FlySwizzle s, int elem_bytes) {
+  int top = fly_swizzle_top(s);
+  int64_t period = ((int64_t)1 << (top < 40 ? top : 40)) * (elem_bytes > 0 ? elem_bytes : 1);
+  return period > 1024 ? period : 1024;
+}
+
+/* The j with swizzle(X) a multiple of 2^j for every multiple X of 2^k:
+   a bit b >= k that S reads lands at b - S. */
+static int swizzled_multiple(FlySwizzle s, int k) {
+  if (k >= fly_swizzle_top(s))
+    return k;
+  int j = k;
+  int64_t yyy = (((int64_t)1 << s.bits) - 1) << (s.base + (s.shift > 0 ? s.shift : 0));
+  for (int bit = k; bit < TOP_BIT; bit++)
+    if ((yyy >> bit) & 1 && bit - s.shift < j)
+      j = bit - s.shift;
+  return j;
+}
+
+/* x + c = (x + hi + whole) + lo with x + hi a multiple of 2^k and lo below
+   it, so x + hi and lo share no bit, and as a swizzle is linear over xor,
+   swizzle(x + hi + lo) = swizzle(x + hi) ^ swizzle(lo); swizzle(lo)'s bits
+   below 2^j add to swizzle(x + hi), a multiple of 2^j. */
+FlySwizzleSplit fly_swizzle_split(FlySwizzle s, int k, int64_t c) {
+  FlySwizzleSplit r;
+  int64_t period = (int64_t)1 << fly_swizzle_top(s);
+  r.whole = c - (c & (period - 1));
+  c -= r.whole;
+  int64_t lo = c & (((int64_t)1 << k) - 1), slo = fly_swizzle_apply(s, lo);
+  r.hi = c - lo;
+  r.j = swizzled_multiple(s, k);
+  r.add = slo & (((int64_t)1 << r.j) - 1);
+  r.flip = slo - r.add;
+  return r;
+}
+
+int64_t fly_swizzle_span(FlySwizzle s, int64_t cosize) {
+  int top = fly_swizzle_top(s);
+  if (cosize <= 0 || top >= 40)
+    return cosize;
+  int64_t period = (int64_t)1 << top;
+  if (cosize % period == 0 || cosize > ((int64_t)1 << 24))
+    return (cosize + period - 1) / period * period;
+  int64_t span = cosize;
+  for (int64_t x = cosize / period * period; x < cosize; x++) {
+    int64_t y = fly_swizzle_apply(s, x);
+    if (y >= span)
+      span = y + 1;
+  }
+  return span;
+}
+
 bool fly_swizzle_equal(FlySwizzle a, FlySwizzle b) {
   return a.bits == b.bits && a.base == b.base && a.shift == b.shift;
 }

@@ -41,6 +41,36 @@ bool fly_swizzle_equal(FlySwizzle a, FlySwizzle b);
 /* Swizzles of elements new_bits wide over the same bytes (upcast/downcast);
  * the widths' ratio must be a power of two. */
 bool fly_swizzle_recast(FlyAlgebra *A, FlySwizzle s, int old_bits, int new_bits, FlySwizzle *out);
+/* The lowest bit above every bit s reads or writes (M + |S| + B; M for a
+ * swizzle of no bits): s changes nothing of x but its bits below, so it
+ * commutes with adding a multiple of 2^top, its period. */
+int fly_swizzle_top(FlySwizzle s);
+/* The bytes a swizzled shared tile of elem_bytes-wide elements is aligned
+ * to: its period in bytes, and at least 1024, which the hardware that
+ * swizzles addresses itself (wgmma's descriptors, TMA) wants of a tile
+ * swizzled 128 bytes wide. */
+int64_t fly_swizzle_tile_align(FlySwizzle s, int elem_bytes);
+/* swizzle(x + c) for an unknown x that is a multiple of 2^k (k at most
+ * fly_swizzle_top) and a known c >= -x, split so that the unknown part
+ * is shared by many c:
+ *
+ *     swizzle(x + c) = (swizzle(x + hi) ^ flip) + add + whole
+ *
+ * whole a multiple of the period (it passes the swizzle), hi a multiple
+ * of 2^k, (swizzle(x + hi) ^ flip) a multiple of 2^j and 0 <= add < 2^j;
+ * j is as large as the masks allow (k itself when 2^k is a multiple of
+ * the period or when S moves no bit of x below 2^k). The code generator
+ * emits swizzle(x + hi) ^ flip once per (hi, flip) and adds add + whole
+ * as constants, which keeps runs of 2^j elements contiguous. */
+typedef struct FlySwizzleSplit {
+  int64_t whole, hi, flip, add;
+  int j;
+} FlySwizzleSplit;
+FlySwizzleSplit fly_swizzle_split(FlySwizzle s, int k, int64_t c);
+/* The elements a tile whose layout spans `cosize` spans once swizzled by
+ * s: one past the largest swizzle(x), x < cosize (a swizzle maps each of
+ * its periods onto itself, so at most cosize rounded up to a period). */
+int64_t fly_swizzle_span(FlySwizzle s, int64_t cosize);
 
 /* swizzle o offset o L; L's strides must be integers (a swizzle takes
  * integers). */

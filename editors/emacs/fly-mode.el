@@ -80,18 +80,18 @@
     "shape_div" "elem_less" "product_each" "make_layout_like" "make_fragment_like"
     "tile_to_shape" "get_hier_coord" "get_flat_coord" "get_1d_coord"
     "make_composed_layout" "composed_inner" "composed_offset" "composed_outer"
-    "range" "range_const" "ceil_div" "min" "max" "clamp" "exp" "exp2" "log" "log2" "sqrt" "rsqrt"
-    "abs" "fma" "floor" "ceil" "trunc" "round" "roundeven" "convert" "sizeof_bits" "insert"
-    "sum" "bitcast" "where" "barrier" "cp_async_commit" "cp_async_wait" "mbarrier_init"
-    "mbarrier_arrive" "mbarrier_arrive_expect_tx" "mbarrier_wait"
-    "fence_proxy_async" "wgmma_fence" "wgmma_commit" "wgmma_wait" "setmaxnreg_inc"
-    "setmaxnreg_dec" "printf" "shuffle" "shuffle_xor" "shuffle_up" "shuffle_down"
-    "vote_any" "vote_all" "ballot" "atomic_add" "atomic_min" "atomic_max" "atomic_umin"
-    "atomic_umax" "atomic_and" "atomic_or" "atomic_xor" "atomic_exch" "atomic_cas"
-    "fence" "load" "store" "zeros_like" "universal" "copy_atom" "mma_atom" "tiled_copy"
-    "tiled_mma" "partition_S" "partition_D" "partition_A" "partition_B" "partition_C"
-    "partition_fragment_A" "partition_fragment_B" "partition_fragment_C" "retile"
-    "make_identity_tensor" "copy" "gemm")
+    "swizzle_bytes" "range" "range_const" "ceil_div" "min" "max" "clamp" "exp" "exp2" "log"
+    "log2" "sqrt" "rsqrt" "abs" "fma" "floor" "ceil" "trunc" "round" "roundeven" "convert"
+    "sizeof_bits" "insert" "sum" "bitcast" "where" "barrier" "cp_async_commit"
+    "cp_async_wait" "mbarrier_init" "mbarrier_arrive" "mbarrier_arrive_expect_tx"
+    "mbarrier_wait" "fence_proxy_async" "wgmma_fence" "wgmma_commit" "wgmma_wait"
+    "setmaxnreg_inc" "setmaxnreg_dec" "printf" "shuffle" "shuffle_xor" "shuffle_up"
+    "shuffle_down" "vote_any" "vote_all" "ballot" "atomic_add" "atomic_min" "atomic_max"
+    "atomic_umin" "atomic_umax" "atomic_and" "atomic_or" "atomic_xor" "atomic_exch"
+    "atomic_cas" "fence" "load" "store" "zeros_like" "universal" "copy_atom" "mma_atom"
+    "tiled_copy" "tiled_mma" "partition_S" "partition_D" "partition_A" "partition_B"
+    "partition_C" "partition_fragment_A" "partition_fragment_B"
+    "partition_fragment_C" "retile" "make_identity_tensor" "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
 ;; END flyc vocabulary
 

@@ -873,6 +873,60 @@ const FlyVal *fly_builtin_composed_inner(FlyInterp *I, const FlyArgs *a) {
   return v;
 }
 
+/* The bytes of the hardware swizzle s of elements of T (wgmma's and TMA's
+   32, 64 and 128-byte swizzles xor byte-address bits [4, 4+B) with
+   [7, 7+B): S<B, 4 - log2(bytes of T), 3> on elements), 0 for a swizzle of
+   no bits; -1 after an error at `at`. */
+static int64_t hardware_swizzle_bytes(FlyInterp *I, const FlyNode *at, FlySwizzle s,
+                                      const FlyType *T) {
+  if (s.bits == 0)
+    return 0;
+  int bits = fly_type_bits(T), lb = 0;
+  while (lb < 4 && (8 << lb) < bits)
+    lb++;
+  if (bits >= 8 && (8 << lb) == bits && s.base + lb == 4 && s.shift == 3 && s.bits <= 3)
+    return 16 << s.bits;
+  fly_err(I, at,
+          "%s on %s is not one of the hardware's swizzles (32, 64 or 128 bytes: S<1, 2 or 3, "
+          "%d, 3> on %d-bit elements)",
+          fly_swizzle_str(&I->A, s), fly_type_str(&I->A, T), 4 - lb, bits);
+  return -1;
+}
+
+/* swizzle_bytes(t) of a shared tile, swizzle_bytes(L, T) of a layout (or a
+   swizzle) of elements of T: what a TMA map or a wgmma descriptor of it
+   says; 0 when it is not swizzled. */
+const FlyVal *fly_builtin_swizzle_bytes(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *x = a->v[0];
+  if (x->kind == FLY_V_TENSOR) {
+    if (a->n != 1)
+      return fly_err(I, a->call, "swizzle_bytes(t) of a tensor takes no element type");
+    if (!x->tensor.swizzled)
+      return fly_val_int(&I->A, 0, NULL);
+    int64_t n = hardware_swizzle_bytes(I, a->node[0], x->tensor.swizzle, x->tensor.elem);
+    return n < 0 ? NULL : fly_val_int(&I->A, n, NULL);
+  }
+  if (a->n != 2 || a->v[1]->kind != FLY_V_TYPE || a->v[1]->type_value->kind != FLY_TY_SCALAR)
+    return fly_err(I, a->n == 2 ? a->node[1] : a->call,
+                   "swizzle_bytes(L, T) takes a layout and its element type, such as "
+                   "swizzle_bytes(L, bf16)");
+  const FlyType *T = a->v[1]->type_value;
+  if (x->kind == FLY_V_LAYOUT)
+    return fly_val_int(&I->A, 0, NULL);
+  FlySwizzle s;
+  if (x->kind == FLY_V_COMPOSED && !x->composed->inner)
+    s = x->composed->swizzle;
+  else if (x->kind == FLY_V_SWIZZLE)
+    s = x->swizzle;
+  else
+    return fly_err(I, a->node[0],
+                   "swizzle_bytes takes a layout (swizzled or not), a swizzle or a shared "
+                   "tile, not %s",
+                   fly_val_describe(&I->A, x));
+  int64_t n = hardware_swizzle_bytes(I, a->node[0], s, T);
+  return n < 0 ? NULL : fly_val_int(&I->A, n, NULL);
+}
+
 const FlyVal *fly_builtin_composed_offset(FlyInterp *I, const FlyArgs *a) {
   const FlyComposed *C = composed_arg(I, a, "composed_offset");
   return C ? fly_tuple_to_val(I, fly_composed_offset(&I->A, C)) : NULL;

@@ -430,6 +430,30 @@ const FlyVal *fly_tensor_compose(FlyInterp *I, const FlyArgs *a) {
   return fly_emit_value(I, v, FLY_OPCODE_TENSOR_COMPOSITION, 2, a->v, a->call);
 }
 
+/* A swizzled tile seen as elements of to_bits: the same swizzle of the
+   bytes, which wider elements can express only when the swizzle leaves
+   them whole (its base M at least log2 of the ratio). */
+static bool recast_swizzle(FlyInterp *I, const FlyTensor *t, int from_bits, int to_bits,
+                           const FlyArgs *a, FlyTensor *out) {
+  FlySwizzle s = t->swizzle;
+  int ratio = to_bits > from_bits ? to_bits / from_bits : 1, k = 0;
+  while ((1 << k) < ratio)
+    k++;
+  if (s.bits > 0 && s.base < k) {
+    fly_err(I, a->call,
+            "recast of a tile swizzled by %s to %s splits elements the swizzle moves apart "
+            "(its base %d is below log2(%d)); recast to at most %d bits",
+            fly_swizzle_str(&I->A, s), fly_type_str(&I->A, a->v[1]->type_value), s.base, ratio,
+            from_bits << s.base);
+    return false;
+  }
+  if (!fly_swizzle_recast(&I->A, s, from_bits, to_bits, &out->swizzle)) {
+    fly_err_algebra(I, a->call);
+    return false;
+  }
+  return true;
+}
+
 /* recast(t, T): the same bytes as elements of T; the layout is recast from
    the old width to the new (recast(L, from, to)). */
 const FlyVal *fly_tensor_recast(FlyInterp *I, const FlyArgs *a) {
@@ -456,6 +480,8 @@ const FlyVal *fly_tensor_recast(FlyInterp *I, const FlyArgs *a) {
       return NULL;
     *c = *v;
     c->tensor.elem = to;
+    if (t->tensor.swizzled && !recast_swizzle(I, &t->tensor, from_bits, to_bits, a, &c->tensor))
+      return NULL;
     v = c;
   }
   return fly_emit_value(I, v, FLY_OPCODE_TENSOR_RECAST, 2, a->v, a->call);

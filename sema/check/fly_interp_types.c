@@ -474,35 +474,42 @@ static int64_t elem_bytes(const FlyType *t) {
 }
 
 /* The kernel's static shared memory with one more tile of `bytes`: the
-   lowering gives each tile an array of its own, aligned to 16 bytes
-   (fly_lower_views.c), as ptxas and LLVM's LDS layout then place them.
-   INT64_MAX when the sum does not fit. */
-static int64_t add_tile(int64_t total, int64_t bytes) {
+   lowering gives each tile an array of its own, aligned to `align` bytes
+   (16, or a swizzled tile's fly_swizzle_tile_align; fly_lower_views.c), as
+   ptxas and LLVM's LDS layout then place them. INT64_MAX when the sum does
+   not fit. */
+static int64_t add_tile(int64_t total, int64_t bytes, int64_t align) {
   int64_t start;
-  if (__builtin_add_overflow(total, 15, &start) ||
-      __builtin_add_overflow(start & ~15, bytes, &total))
+  if (__builtin_add_overflow(total, align - 1, &start) ||
+      __builtin_add_overflow(start & ~(align - 1), bytes, &total))
     return INT64_MAX;
   return total;
 }
 
-/* Counts a shared tile of layout L (it spans L's cosize in elements) into
+/* Counts a shared tile of layout L (it spans L's cosize in elements, and
+   fly_swizzle_span of that when swizzled) into
    the kernel's static shared memory. The tile that takes the total past what the target gives a
    block is an error where it is made; false then. The tracer makes one array per tile the
    interpreter makes here (a helper called twice makes two, an unrolled loop one per iteration, both
    branches of a runtime if theirs), so the sum is what the kernel will declare. */
 static bool count_shared_tile(FlyInterp *I, const FlyNode *at, const FlyType *elem,
-                              const FlyLayout *L) {
+                              const FlyLayout *L, const FlySwizzle *swizzle) {
   int64_t cosize;
   if (!fly_layout_cosize(&I->A, L, &cosize)) {
     fly_err_algebra(I, at);
     return false;
+  }
+  int64_t align = 16;
+  if (swizzle) {
+    cosize = fly_swizzle_span(*swizzle, cosize);
+    align = fly_swizzle_tile_align(*swizzle, (int)elem_bytes(elem));
   }
   if (!I->target || !I->kernel)
     return true;
   int64_t bytes, before = I->smem_bytes;
   if (__builtin_mul_overflow(cosize, elem_bytes(elem), &bytes))
     bytes = INT64_MAX;
-  I->smem_bytes = add_tile(before, bytes);
+  I->smem_bytes = add_tile(before, bytes, align);
   /* The whole of a block's shared memory: on NVIDIA the tiles live in the
      dynamic shared memory (lower/fly_lower_views.c), which reaches it. */
   int64_t limit = I->target->smem_per_block;
@@ -608,7 +615,8 @@ static const FlyVal *construct_memory(FlyInterp *I, const FlyType *t, const FlyA
   int64_t size;
   if (!fly_layout_size(&I->A, L, &size))
     return fly_err_algebra(I, a->call);
-  if (t->space == FLY_SPACE_SHARED && !count_shared_tile(I, a->call, t->elem, L))
+  if (t->space == FLY_SPACE_SHARED &&
+      !count_shared_tile(I, a->call, t->elem, L, swizzled ? &swizzled->swizzle : NULL))
     return NULL;
   FlyVal *tile = (FlyVal *)fly_make_tensor(I, t->elem, t->space, fly_tuple_to_val(I, L->shape),
                                            fly_tuple_to_val(I, L->stride));

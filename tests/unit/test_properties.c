@@ -1784,6 +1784,44 @@ static void test_swizzle(void **state) {
   }
 }
 
+/* fly_swizzle_split: swizzle(x + c) = (swizzle(x + hi) ^ flip) + add + whole
+   for every multiple x of 2^k, the first part a multiple of 2^j and add
+   below 2^j, so the code generator may add add + whole to a pointer. */
+static void test_swizzle_split(void **state) {
+  (void)state;
+  const uint64_t seed = 0x5b11;
+  for (int it = 0; it < 400; it++) {
+    Rng r = rng_for(seed, it);
+    FlyAlgebra A;
+    session_begin(&A);
+    ctx_begin("swizzle_split", seed, it);
+    FlySwizzle s = gen_swizzle(&A, &r, 13);
+    int top = fly_swizzle_top(s), k = (int)rng_range(&r, 0, top);
+    ctx_addf("\n    S<%d,%d,%d>, k = %d", s.bits, s.base, s.shift, k);
+    for (int t = 0; t < 64; t++) {
+      int64_t x = rng_range(&r, 0, 1 << 12) << k, c = rng_range(&r, 0, 1 << 15) - x / 2;
+      if (x + c < 0)
+        c = -x;
+      FlySwizzleSplit sp = fly_swizzle_split(s, k, c);
+      int64_t part = fly_swizzle_apply(s, x + sp.hi) ^ sp.flip;
+      CHECK(sp.hi % ((int64_t)1 << k) == 0 && sp.whole % ((int64_t)1 << top) == 0,
+            "c = %lld: hi %lld or whole %lld is not a multiple", (long long)c, (long long)sp.hi,
+            (long long)sp.whole);
+      CHECK(part % ((int64_t)1 << sp.j) == 0 && sp.add >= 0 && sp.add < ((int64_t)1 << sp.j),
+            "x = %lld, c = %lld: %lld is not a multiple of 2^%d or add %lld is too large",
+            (long long)x, (long long)c, (long long)part, sp.j, (long long)sp.add);
+      CHECK(part + sp.add + sp.whole == fly_swizzle_apply(s, x + c),
+            "x = %lld, c = %lld: the split gives %lld, the swizzle %lld", (long long)x,
+            (long long)c, (long long)(part + sp.add + sp.whole),
+            (long long)fly_swizzle_apply(s, x + c));
+    }
+    /* Where x is a multiple of the period, nothing of x is swizzled. */
+    FlySwizzleSplit sp = fly_swizzle_split(s, top, 5);
+    CHECK(sp.j == top && sp.flip == 0 && sp.hi == 0, "a multiple of the period still swizzles");
+    session_end(&A);
+  }
+}
+
 static void test_composed(void **state) {
   (void)state;
   const uint64_t seed = 0xc0de;
@@ -2061,8 +2099,8 @@ int main(void) {
       cmocka_unit_test(test_logical_product),    cmocka_unit_test(test_blocked_raked_product),
       cmocka_unit_test(test_slice_dice),         cmocka_unit_test(test_recast),
       cmocka_unit_test(test_max_common_vector),  cmocka_unit_test(test_swizzle),
-      cmocka_unit_test(test_composed),           cmocka_unit_test(test_identity),
-      cmocka_unit_test(test_like_and_coords),
+      cmocka_unit_test(test_swizzle_split),      cmocka_unit_test(test_composed),
+      cmocka_unit_test(test_identity),           cmocka_unit_test(test_like_and_coords),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
