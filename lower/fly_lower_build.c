@@ -2,6 +2,9 @@
  * LLVM operations the Fly passes emit (fly_lower_build.h). */
 #include "fly_lower_build.h"
 
+#include "fly_lower_target.h"
+#include "fly_tensor_map.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,9 +405,12 @@ void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym) {
       return;
   }
   FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
+  /* As the first of its tiles wants it (fly_smem_tile_align). */
+  const FlyTarget *t = fly_lower_target_of(gm);
+  int64_t align = fly_smem_tile_align(INT64_MAX, t && fly_target_has(t, FLY_FEATURE_TMA));
   MlirNamedAttribute ga[5] = {
       fly_mlir_named(b->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
-      fly_mlir_named(b->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 16)),
+      fly_mlir_named(b->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), align)),
       fly_mlir_named(b->m, "global_type",
                      mlirTypeAttrGet(fly_mlir_type(b->m, "!llvm.array<0 x i8>"))),
       fly_mlir_named(b->m, "linkage", fly_build_attr(b, "#llvm.linkage<external>")),

@@ -16,8 +16,10 @@
 
 #include "fly_atom.h"
 #include "fly_lower.h"
+#include "fly_tensor_map.h"
 #include "fly_layout_text.h"
 #include "fly_lower_build.h"
+#include "fly_lower_target.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
@@ -105,11 +107,17 @@ static MlirType ptr_type(FlyBuild *b, int as) {
   return fly_mlir_type(b->m, text);
 }
 
+/* Whether op's target has TMA, which wants its tiles 128-byte aligned. */
+static bool has_tma(MlirOperation op) {
+  const FlyTarget *t = fly_lower_target_of(op);
+  return t && fly_target_has(t, FLY_FEATURE_TMA);
+}
+
 /* ---- allocations ------------------------------------------------------------------------- */
 
 /* On NVIDIA the shared tiles of a kernel that needs more than 48 KiB are
    placed in its dynamic shared memory: one `.extern .shared` array, each
-   tile at a 16-aligned offset,
+   tile at an offset aligned as fly_smem_tile_align says,
    the kernel's total in its `fly.static_shared` attribute (bytes), which
    the bundle records and the runtime adds to the launch's dynamic bytes.
    Static `.shared` arrays stop at 48 KiB; dynamic shared memory goes to
@@ -125,7 +133,8 @@ static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOper
   MlirStringRef key = mlirStringRefCreateFromCString("fly.static_shared");
   MlirAttribute used = mlirOperationGetAttributeByName(fn, key);
   int64_t at = mlirAttributeIsNull(used) ? 0 : mlirIntegerAttrGetValueInt(used);
-  at = (at + 15) / 16 * 16;
+  int64_t align = fly_smem_tile_align(bytes, has_tma(op));
+  at = (at + align - 1) / align * align;
   mlirOperationSetAttributeByName(fn, key,
                                   mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), at + bytes));
   MlirNamedAttribute gn = fly_mlir_named(
@@ -136,7 +145,7 @@ static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOper
   replace(op, make_memref(b, mlirValueGetType(mlirOperationGetResult(op, 0)), p, 0, NULL));
 }
 
-/* The bytes of a kernel's static shared tiles, each 16-aligned, as
+/* The bytes of a kernel's static shared tiles, each aligned, as
    alloc_smem_dynamic would place them. */
 typedef struct TileBytes {
   Views *w;
@@ -151,7 +160,9 @@ static MlirWalkResult add_tile_bytes(MlirOperation op, void *user) {
   FlyMemType mt;
   if (fly_memtype_read(t->w->m, mlirValueGetType(mlirOperationGetResult(op, 0)), &mt)) {
     int64_t n = cosize(t->b, fly_build_layout(t->b, mt.layout, NULL, 0));
-    t->total = (t->total + 15) / 16 * 16 + (n > 0 ? n : 0) * fly_lower_type_bytes(mt.elem);
+    int64_t bytes = (n > 0 ? n : 0) * fly_lower_type_bytes(mt.elem);
+    int64_t align = fly_smem_tile_align(bytes, has_tma(op));
+    t->total = (t->total + align - 1) / align * align + bytes;
     fly_memtype_free(&mt);
   }
   return MlirWalkResultAdvance;
@@ -209,13 +220,14 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
   char *et = fly_lower_type_text(fly_lower_storage_type(mt.elem));
   snprintf(text, sizeof text, "!llvm.array<%lld x %s>", (long long)n, et ? et : "i8");
   free(et);
+  int64_t align = fly_smem_tile_align(n * fly_lower_type_bytes(mt.elem), has_tma(op));
   fly_memtype_free(&mt);
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(gm, 0));
   FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
   MlirContext ctx = w->m->ctx;
   MlirNamedAttribute ga[5] = {
       fly_mlir_named(w->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
-      fly_mlir_named(w->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 16)),
+      fly_mlir_named(w->m, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), align)),
       fly_mlir_named(w->m, "global_type", mlirTypeAttrGet(fly_mlir_type(w->m, text))),
       fly_mlir_named(w->m, "linkage", fly_build_attr(b, "#llvm.linkage<internal>")),
       fly_mlir_named(w->m, "sym_name", fly_mlir_str_attr(w->m, name))};

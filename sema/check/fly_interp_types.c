@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fly_interp.h"
+#include "fly_tensor_map.h"
 
 enum { MAX_VEC = 4096 };
 
@@ -474,13 +475,13 @@ static int64_t elem_bytes(const FlyType *t) {
 }
 
 /* The kernel's static shared memory with one more tile of `bytes`: the
-   lowering gives each tile an array of its own, aligned to 16 bytes
-   (fly_lower_views.c), as ptxas and LLVM's LDS layout then place them.
-   INT64_MAX when the sum does not fit. */
-static int64_t add_tile(int64_t total, int64_t bytes) {
-  int64_t start;
-  if (__builtin_add_overflow(total, 15, &start) ||
-      __builtin_add_overflow(start & ~15, bytes, &total))
+   lowering gives each tile an array of its own, aligned as
+   fly_smem_tile_align says (fly_lower_views.c), as ptxas and LLVM's LDS
+   layout then place them. INT64_MAX when the sum does not fit. */
+static int64_t add_tile(int64_t total, int64_t bytes, bool tma) {
+  int64_t start, align = fly_smem_tile_align(bytes, tma);
+  if (__builtin_add_overflow(total, align - 1, &start) ||
+      __builtin_add_overflow(start & ~(align - 1), bytes, &total))
     return INT64_MAX;
   return total;
 }
@@ -502,7 +503,7 @@ static bool count_shared_tile(FlyInterp *I, const FlyNode *at, const FlyType *el
   int64_t bytes, before = I->smem_bytes;
   if (__builtin_mul_overflow(cosize, elem_bytes(elem), &bytes))
     bytes = INT64_MAX;
-  I->smem_bytes = add_tile(before, bytes);
+  I->smem_bytes = add_tile(before, bytes, fly_target_has(I->target, FLY_FEATURE_TMA));
   /* The whole of a block's shared memory: on NVIDIA the tiles live in the
      dynamic shared memory (lower/fly_lower_views.c), which reaches it. */
   int64_t limit = I->target->smem_per_block;

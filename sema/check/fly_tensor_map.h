@@ -30,4 +30,13 @@ struct FlyTensorMap {
   const char *name;  /* the parameter's, for messages */
 };
 
+/* Where a shared tile of `bytes` starts: on a target with TMA (`tma`), a
+   multiple of 128 bytes when it can hold a TMA box (TMA reads and writes
+   shared memory at 128-byte boundaries; so does a stage cut from such a
+   tile when the box's bytes are a multiple of 128), else of 16. Sema counts
+   tiles by it and the lowering places them by it. */
+static inline int64_t fly_smem_tile_align(int64_t bytes, bool tma) {
+  return tma && bytes >= 128 ? 128 : 16;
+}
+
 #endif
