@@ -318,17 +318,24 @@ static bool check_tile(FlyInterp *I, const FlyArgs *a, int i, const FlyTensorMap
   const FlyVal *t = fly_arg_tensor(I, a, i, what);
   if (!t)
     return false;
-  const FlyLayout *L = t->tensor.space == FLY_SPACE_SHARED && t->tensor.elem == m->elem
-                           ? fly_tensor_static_layout(I, &t->tensor)
-                           : NULL;
-  bool same = L && fly_layout_equal(L, m->tile) && t->tensor.swizzled == m->swizzled &&
+  const FlyLayout *L =
+      t->tensor.space == FLY_SPACE_SHARED ? fly_tensor_static_layout(I, &t->tensor) : NULL;
+  bool same = L && t->tensor.elem == m->elem && fly_layout_equal(L, m->tile) &&
+              t->tensor.swizzled == m->swizzled &&
               (!m->swizzled || memcmp(&t->tensor.swizzle, &m->swizzle, sizeof m->swizzle) == 0);
   if (same)
     return true;
   char *box = fly_layout_str(&I->A, m->tile);
-  fly_err(I, a->node[i], "%s moves a shared tile of the map's box, %s%s of %s elements, not %s",
-          what, m->swizzled ? "swizzled " : "", box ? box : "?", fly_type_str(&I->A, m->elem),
-          fly_val_describe(&I->A, t));
+  char *got = L ? fly_layout_str(&I->A, L) : NULL;
+  if (got)
+    fly_err(I, a->node[i],
+            "%s moves a shared tile of the map's box, %s%s of %s elements, not %s%s of %s", what,
+            m->swizzled ? "swizzled " : "", box ? box : "?", fly_type_str(&I->A, m->elem),
+            t->tensor.swizzled ? "swizzled " : "", got, fly_type_str(&I->A, t->tensor.elem));
+  else
+    fly_err(I, a->node[i], "%s moves a shared tile of the map's box, %s%s of %s elements, not %s",
+            what, m->swizzled ? "swizzled " : "", box ? box : "?", fly_type_str(&I->A, m->elem),
+            fly_val_describe(&I->A, t));
   return false;
 }
 
