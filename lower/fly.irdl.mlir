@@ -243,6 +243,22 @@ irdl.dialect @fly {
     irdl.operands(bar: %c0, value: variadic %c1)
     irdl.attributes { "kind" = %k }
   }
+  // TMA (sm_90): a box of the tensor map `map` (the kernel's !llvm.ptr
+  // argument) to or from a shared tile, at the box's coordinate in the
+  // hardware's order (innermost first); a load completes on the mbarrier bar.
+  irdl.operation @tma_load {
+    %p = irdl.is !llvm.ptr
+    %b = irdl.base @fly::@memref
+    %m = irdl.base @fly::@memref
+    %i = irdl.is i32
+    irdl.operands(map: %p, bar: %b, tile: %m, coord: variadic %i)
+  }
+  irdl.operation @tma_store {
+    %p = irdl.is !llvm.ptr
+    %m = irdl.base @fly::@memref
+    %i = irdl.is i32
+    irdl.operands(map: %p, tile: %m, coord: variadic %i)
+  }
   irdl.operation @fence {
     %s0 = irdl.is "block"
     %s1 = irdl.is "gpu"

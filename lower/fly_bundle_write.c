@@ -10,6 +10,7 @@ void fly_bundle_writer_init(FlyBundleWriter *w) { memset(w, 0, sizeof *w); }
 void fly_bundle_writer_release(FlyBundleWriter *w) {
   free(w->kernels);
   free(w->params);
+  free(w->tmaps);
   free(w->code);
   free(w->images);
   free(w->strings);
@@ -98,7 +99,8 @@ void fly_bundle_writer_kernel(FlyBundleWriter *w, const FlyKernelInfo *k, uint32
   if (!grow(w, (void **)&w->kernels, w->nkernels, &w->kernels_cap, sizeof *w->kernels, 1) ||
       !grow(w, (void **)&w->params, w->nparams, &w->params_cap, sizeof *w->params,
             (size_t)k->nparams) ||
-      !grow(w, (void **)&w->code, w->ninsns, &w->code_cap, sizeof *w->code, k->ninsns))
+      !grow(w, (void **)&w->code, w->ninsns, &w->code_cap, sizeof *w->code, k->ninsns) ||
+      !grow(w, (void **)&w->tmaps, w->ntmaps, &w->tmaps_cap, sizeof *w->tmaps, k->ntmaps))
     return;
   FlyBundleKernel r = {0};
   r.name = string(w, k->name);
@@ -106,13 +108,18 @@ void fly_bundle_writer_kernel(FlyBundleWriter *w, const FlyKernelInfo *k, uint32
   r.target = string(w, k->target);
   r.symbol = string(w, symbol);
   r.image = image;
-  r.flags = k->has_launch ? FLY_BUNDLE_KERNEL_HAS_LAUNCH : 0;
+  r.flags = (k->has_launch ? FLY_BUNDLE_KERNEL_HAS_LAUNCH : 0) |
+            (k->ntmaps ? FLY_BUNDLE_KERNEL_HAS_TMAPS : 0);
   r.first_param = w->nparams;
   r.nparams = (uint32_t)k->nparams;
   r.nargs = k->nargs;
   r.first_insn = w->ninsns;
   r.ninsns = k->has_launch ? k->ninsns : 0;
   r.static_shared = k->static_shared;
+  r.first_tmap = w->ntmaps;
+  r.ntmaps = k->ntmaps;
+  for (uint32_t i = 0; i < k->ntmaps; i++)
+    w->tmaps[w->ntmaps++] = k->tmaps[i];
   /* TEMP operands index the kernel's own program: no rebasing. */
   for (int i = 0; i < 3; i++) {
     r.grid[i] = k->rule[i];
@@ -148,7 +155,8 @@ void fly_bundle_writer_merge(FlyBundleWriter *w, const FlyBundle *b) {
     FlyBundleKernel k = fly_bundle_kernel(b, i);
     if (!grow(w, (void **)&w->kernels, w->nkernels, &w->kernels_cap, sizeof *w->kernels, 1) ||
         !grow(w, (void **)&w->params, w->nparams, &w->params_cap, sizeof *w->params, k.nparams) ||
-        !grow(w, (void **)&w->code, w->ninsns, &w->code_cap, sizeof *w->code, k.ninsns))
+        !grow(w, (void **)&w->code, w->ninsns, &w->code_cap, sizeof *w->code, k.ninsns) ||
+        !grow(w, (void **)&w->tmaps, w->ntmaps, &w->tmaps_cap, sizeof *w->tmaps, k.ntmaps))
       return;
     FlyBundleKernel r = k;
     r.name = string(w, fly_bundle_string(b, k.name));
@@ -158,6 +166,9 @@ void fly_bundle_writer_merge(FlyBundleWriter *w, const FlyBundle *b) {
     r.image = first_image + k.image;
     r.first_param = w->nparams;
     r.first_insn = w->ninsns;
+    r.first_tmap = w->ntmaps;
+    for (uint32_t j = 0; j < k.ntmaps; j++)
+      w->tmaps[w->ntmaps++] = fly_bundle_tmap(b, k.first_tmap + j);
     for (uint32_t j = 0; j < k.nparams; j++) {
       FlyBundleParam p = fly_bundle_param(b, k.first_param + j);
       p.name = string(w, fly_bundle_string(b, p.name));
@@ -190,12 +201,12 @@ void *fly_bundle_writer_finish(FlyBundleWriter *w, const char *compiler, const c
     string(w, "");
   if (w->failed)
     return NULL;
-  /* Header, the four tables, strings, data: each table 8-aligned, the
+  /* Header, the five tables, strings, data: each table 8-aligned, the
      data 16-aligned so that each image keeps its 16-byte alignment. */
-  const void *tables[FLY_BUNDLE_NTABLES] = {w->kernels, w->params, w->code, w->images};
-  uint32_t counts[FLY_BUNDLE_NTABLES] = {w->nkernels, w->nparams, w->ninsns, w->nimages};
+  const void *tables[FLY_BUNDLE_NTABLES] = {w->kernels, w->params, w->code, w->images, w->tmaps};
+  uint32_t counts[FLY_BUNDLE_NTABLES] = {w->nkernels, w->nparams, w->ninsns, w->nimages, w->ntmaps};
   size_t sizes[FLY_BUNDLE_NTABLES] = {sizeof *w->kernels, sizeof *w->params, sizeof *w->code,
-                                      sizeof *w->images};
+                                      sizeof *w->images, sizeof *w->tmaps};
   size_t at = sizeof h;
   for (int t = 0; t < FLY_BUNDLE_NTABLES; t++) {
     at = (at + 7) / 8 * 8;

@@ -16,10 +16,11 @@
 typedef struct FlyBundleWriter {
   FlyBundleKernel *kernels;
   FlyBundleParam *params;
+  FlyBundleTensorMap *tmaps;
   FlyBundleInsn *code;
   FlyBundleImage *images;
-  uint32_t nkernels, nparams, ninsns, nimages;
-  uint32_t kernels_cap, params_cap, code_cap, images_cap;
+  uint32_t nkernels, nparams, ninsns, nimages, ntmaps;
+  uint32_t kernels_cap, params_cap, code_cap, images_cap, tmaps_cap;
   char *strings;
   size_t strings_len, strings_cap;
   unsigned char *data;

@@ -46,5 +46,9 @@ bool fly_pass_pipeline_add(MlirPassManager pm, const char *pipeline, FILE *err);
  */
 bool fly_lower_layouts(FlyMlir *m, MlirOperation root);
 bool fly_lower_to_target(FlyMlir *m, MlirOperation root, bool amd);
+/* After the kernels became llvm.funcs: the tensor map arguments their
+   `fly.tensor_maps` attribute lists become 128-byte byval grid constants
+   (fly_lower_tma.c). */
+void fly_lower_tensor_map_args(MlirModule module);
 
 #endif

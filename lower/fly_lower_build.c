@@ -2,6 +2,9 @@
  * LLVM operations the Fly passes emit (fly_lower_build.h). */
 #include "fly_lower_build.h"
 
+#include "fly_lower_target.h"
+#include "fly_tensor_map.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,6 +376,13 @@ bool fly_memdesc_of(FlyBuild *b, MlirValue v, FlyMemDesc *d) {
   return true;
 }
 
+MlirValue fly_memdesc_start(FlyBuild *b, const FlyMemDesc *d) {
+  if (!d->type.swizzled || mlirValueIsNull(d->offset_value))
+    return d->ptr;
+  return fly_build_gep(b, d->ptr, fly_lower_storage_type(d->type.elem),
+                       fly_sym_of(d->offset_value));
+}
+
 void fly_memdesc_free(FlyMemDesc *d) {
   fly_memtype_free(&d->type);
   d->L = NULL; /* in the pass's algebra session */
@@ -441,6 +451,11 @@ void fly_build_extern_shared(FlyBuild *b, MlirOperation gm, const char *sym, int
     }
   }
   FlyInsert top = {body, mlirBlockGetFirstOperation(body)};
+  /* At least as a tile of TMA's wants it (fly_smem_tile_align). */
+  const FlyTarget *t = fly_lower_target_of(gm);
+  int64_t tma = fly_smem_tile_align(INT64_MAX, t && fly_target_has(t, FLY_FEATURE_TMA));
+  if (tma > align)
+    align = tma;
   MlirNamedAttribute ga[5] = {
       fly_mlir_named(b->m, "addr_space", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
       fly_mlir_named(b->m, "alignment", mlirIntegerAttrGet(i64, align)),

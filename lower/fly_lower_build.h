@@ -127,6 +127,11 @@ typedef struct FlyMemDesc {
 /* False, after an error at b's location, when v is not such a memref. */
 bool fly_memdesc_of(FlyBuild *b, MlirValue v, FlyMemDesc *d);
 void fly_memdesc_free(FlyMemDesc *d);
+/* The address of the view's origin as the hardware's tile engines (TMA,
+   wgmma descriptors) take it: ptr itself, or for a swizzled view its
+   tile's base plus its offset, unswizzled (they swizzle the addresses they
+   compute from the tile's aligned base themselves). */
+MlirValue fly_memdesc_start(FlyBuild *b, const FlyMemDesc *d);
 /* The LLVM address space of a Fly memory: 1 global, 3 shared, `priv` for
    registers (5 on AMD, 0 on NVIDIA). */
 int fly_lower_addr_space(const char *space, int priv);

@@ -16,8 +16,10 @@
 
 #include "fly_atom.h"
 #include "fly_lower.h"
+#include "fly_tensor_map.h"
 #include "fly_layout_text.h"
 #include "fly_lower_build.h"
+#include "fly_lower_target.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
@@ -126,8 +128,13 @@ static int64_t tile_elems(FlyBuild *b, const FlyMemType *mt) {
 
 /* The bytes a shared tile is aligned to: 16, or more for a swizzled tile
    (fly_swizzle_tile_align, which sema counts with too). */
-static int64_t tile_align(const FlyMemType *mt) {
-  return mt->swizzled ? fly_swizzle_tile_align(mt->swizzle, fly_lower_type_bytes(mt->elem)) : 16;
+/* Where a tile of `bytes` starts: at its swizzle's period when swizzled,
+   and at least where fly_smem_tile_align puts it (128 bytes for TMA). */
+static int64_t tile_align(const FlyMemType *mt, int64_t bytes, bool tma) {
+  int64_t a = fly_smem_tile_align(bytes, tma);
+  int64_t s =
+      mt->swizzled ? fly_swizzle_tile_align(mt->swizzle, fly_lower_type_bytes(mt->elem)) : 16;
+  return s > a ? s : a;
 }
 
 static MlirType ptr_type(FlyBuild *b, int as) {
@@ -136,13 +143,20 @@ static MlirType ptr_type(FlyBuild *b, int as) {
   return fly_mlir_type(b->m, text);
 }
 
+/* Whether op's target has TMA, which wants its tiles 128-byte aligned. */
+static bool has_tma(MlirOperation op) {
+  const FlyTarget *t = fly_lower_target_of(op);
+  return t && fly_target_has(t, FLY_FEATURE_TMA);
+}
+
 /* ---- allocations ------------------------------------------------------------------------- */
 
 /* On NVIDIA the shared tiles of a kernel that needs more than 48 KiB are
    placed in its dynamic shared memory: one `.extern .shared` array, each
-   tile at a 16-aligned offset (a swizzled tile at its tile_align, the
-   array then aligned to it too), the kernel's total in its
-   `fly.static_shared` attribute (bytes), which
+   tile at an offset aligned as tile_align says (a swizzled tile at its
+   swizzle's period, the array then aligned to it too; a TMA tile at 128
+   bytes), the kernel's total in its `fly.static_shared` attribute (bytes),
+   which
    the bundle records and the runtime adds to the launch's dynamic bytes.
    Static `.shared` arrays stop at 48 KiB; dynamic shared memory goes to
    what the chip has (227 KiB on sm_90) once the runtime asks for it. */
@@ -153,7 +167,7 @@ static void alloc_smem_dynamic(Views *w, FlyBuild *b, MlirOperation op, MlirOper
   if (mlirOperationIsNull(fn))
     return fly_build_error(b, "internal error: a shared tile outside a kernel");
   static const char sym[] = "__fly_dynamic_smem";
-  int64_t align = tile_align(mt);
+  int64_t align = tile_align(mt, bytes, has_tma(op));
   fly_build_extern_shared(b, gm, sym, align);
   MlirStringRef key = mlirStringRefCreateFromCString("fly.static_shared");
   MlirAttribute used = mlirOperationGetAttributeByName(fn, key);
@@ -183,8 +197,10 @@ static MlirWalkResult add_tile_bytes(MlirOperation op, void *user) {
     return MlirWalkResultAdvance;
   FlyMemType mt;
   if (fly_memtype_read(t->w->m, mlirValueGetType(mlirOperationGetResult(op, 0)), &mt)) {
-    int64_t n = tile_elems(t->b, &mt), a = tile_align(&mt);
-    t->total = (t->total + a - 1) / a * a + (n > 0 ? n : 0) * fly_lower_type_bytes(mt.elem);
+    int64_t n = tile_elems(t->b, &mt);
+    int64_t bytes = (n > 0 ? n : 0) * fly_lower_type_bytes(mt.elem);
+    int64_t a = tile_align(&mt, bytes, has_tma(op));
+    t->total = (t->total + a - 1) / a * a + bytes;
     fly_memtype_free(&mt);
   }
   return MlirWalkResultAdvance;
@@ -231,7 +247,7 @@ static void alloc_smem(Views *w, FlyBuild *b, MlirOperation op) {
     fly_memtype_free(&mt);
     return;
   }
-  int64_t align = tile_align(&mt);
+  int64_t align = tile_align(&mt, n * fly_lower_type_bytes(mt.elem), has_tma(op));
   char name[32], text[128];
   snprintf(name, sizeof name, "__fly_smem_%d", w->smem++);
   /* An 8-bit float tile is an array of i8: LLVM has no such float type. */

@@ -206,16 +206,10 @@ static bool operand(FlyBuild *b, MlirValue v, int rows, int K, char name, bool t
     return false;
   }
   bool ok = canonical(b, T, rows, K, e, swizzle, name, transposable && e == 2, &o->c);
-  MlirValue ptr = d.ptr;
-  MlirValue off = d.type.swizzled ? d.offset_value : (MlirValue){NULL};
-  MlirType et = fly_lower_storage_type(d.type.elem);
+  MlirValue ptr = ok ? fly_memdesc_start(b, &d) : (MlirValue){NULL};
   fly_memdesc_free(&d);
   if (!ok)
     return false;
-  /* The slice's first element, before the swizzle: the hardware applies
-     it to the addresses it computes, from the tile's aligned base. */
-  if (!mlirValueIsNull(off))
-    ptr = fly_build_gep(b, ptr, et, fly_sym_of(off));
   /* Shared addresses are below 2^18: the start field holds bits 4..17. */
   MlirType i64 = mlirIntegerTypeGet(b->m->ctx, 64);
   MlirValue a = fly_build_op1(b, "llvm.ptrtoint", i64, 1, &ptr, 0, NULL);

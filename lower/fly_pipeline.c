@@ -349,6 +349,7 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *targe
   int n = 0;
   if (!run_stages(m, module, text, dump, &n, why))
     return NULL;
+  fly_lower_tensor_map_args(module);
   if (inspect && inspect->fn)
     inspect->fn(module, inspect->ctx);
   bool amd = target->vendor == FLY_VENDOR_AMD;

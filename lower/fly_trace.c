@@ -58,6 +58,7 @@ static bool kernel_begin(void *ctx, const FlyNode *k, int n, const FlyNode *cons
   FlyTrace *t = ctx;
   t->kernel = k;
   t->nleaves = 0;
+  t->ntmaps = 0;
   MlirLocation loc = fly_trace_loc(t, k);
   FlyStrBuf sb;
   fly_sb_init(&sb, &t->A);

@@ -11,6 +11,7 @@
 
 #include "fly_algebra.h"
 #include "fly_emit.h"
+#include "fly_tensor_map.h"
 #include "fly_trace.h"
 
 /* A runtime leaf of a tensor's layout that has no handle of its own: it is
@@ -36,6 +37,9 @@ typedef struct FlyTrace {
   FlyLeafRef *leaves;
   int nleaves, cap;
   const FlyTarget *target;
+  /* The kernel's tensor maps: arguments after its parameters' (fly_trace_tma.c). */
+  MlirValue tmaps[FLY_TMAP_MAX_MAPS];
+  int ntmaps;
   bool failed;
 } FlyTrace;
 

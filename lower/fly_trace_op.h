@@ -73,6 +73,10 @@ bool fly_op_partition(FlyTraceOp *o, const char *name, bool fragment);
 bool fly_op_gemm(FlyTraceOp *o);
 bool fly_op_copy(FlyTraceOp *o);
 
+/* ---- fly_trace_tma.c ---- */
+/* tensor_map, tma_load, tma_store, tma_store_commit, tma_store_wait. */
+bool fly_op_tma(FlyTraceOp *o, FlyOpcode op);
+
 /* ---- fly_trace_memory.c ---- */
 bool fly_op_store(FlyTraceOp *o);
 bool fly_op_load(FlyTraceOp *o);

@@ -431,6 +431,12 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
   case FLY_OPCODE_BARRIER:
     fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
     return true;
+  case FLY_OPCODE_TENSOR_MAP:
+  case FLY_OPCODE_TMA_LOAD:
+  case FLY_OPCODE_TMA_STORE:
+  case FLY_OPCODE_TMA_STORE_COMMIT:
+  case FLY_OPCODE_TMA_STORE_WAIT:
+    return fly_op_tma(o, op);
   case FLY_OPCODE_CP_ASYNC_COMMIT:
     fly_mlir_op(t->m, t->ip, t->loc, "nvvm.cp.async.commit.group", 0, NULL, 0, NULL, 0, NULL, 0,
                 NULL);

@@ -22,7 +22,8 @@
  * references are wrong before it hands out a single record, so what it
  * returns can be used without further checks. Records may grow in later
  * versions: each table states its record size and a reader reads the
- * prefix it knows. */
+ * prefix it knows; a record or header shorter than this version's (written
+ * before a field was added) reads with zeros for what it lacks. */
 #ifndef FLY_BUNDLE_H
 #define FLY_BUNDLE_H
 
@@ -47,13 +48,14 @@ enum {
   FLY_BUNDLE_T_PARAMS,
   FLY_BUNDLE_T_CODE,
   FLY_BUNDLE_T_IMAGES,
+  FLY_BUNDLE_T_TMAPS, /* added after the first bundles: a header of 144 bytes has none */
   FLY_BUNDLE_NTABLES
 };
 
 typedef struct FlyBundleHeader {
   char magic[8];         /* FLY_BUNDLE_MAGIC */
   uint32_t version;      /* FLY_BUNDLE_VERSION */
-  uint32_t header_size;  /* sizeof(FlyBundleHeader) for version 1: 144 */
+  uint32_t header_size;  /* sizeof(FlyBundleHeader): 160 (144 before the tensor maps' table) */
   uint64_t file_size;    /* the whole bundle, in bytes */
   uint32_t checksum;     /* CRC-32 (as zlib's crc32) of the whole bundle, read
                             with these four bytes as zero */
@@ -120,7 +122,13 @@ typedef struct FlyBundleInsn {
   FlyBundleOperand a, b;
 } FlyBundleInsn;
 
-enum { FLY_BUNDLE_KERNEL_HAS_LAUNCH = 1 };
+enum {
+  FLY_BUNDLE_KERNEL_HAS_LAUNCH = 1,
+  /* The kernel takes tensor maps (tmaps[first_tmap ..+ ntmaps]) that the
+     runtime builds at launch. A reader that does not know the flag refuses
+     the bundle, rather than launch the kernel without them. */
+  FLY_BUNDLE_KERNEL_HAS_TMAPS = 2,
+};
 
 /* One kernel specialisation on one target. */
 typedef struct FlyBundleKernel {
@@ -140,6 +148,9 @@ typedef struct FlyBundleKernel {
   /* The launch rule (when HAS_LAUNCH): grid x, y, z; block x, y, z; bytes
      of dynamic shared memory. Operands of kind TEMP index the program. */
   FlyBundleOperand grid[3], block[3], shared;
+  /* Its tensor maps (with FLY_BUNDLE_KERNEL_HAS_TMAPS; 0 and 0 otherwise,
+     as in records of 160 bytes, written before them). */
+  uint32_t first_tmap, ntmaps;
 } FlyBundleKernel;
 
 enum {
@@ -191,6 +202,26 @@ typedef struct FlyBundleImage {
   uint64_t size;
 } FlyBundleImage;
 
+/* A tensor map (TMA, NVIDIA sm_90): the 128-byte CUtensorMap the runtime
+   encodes at each launch from tensor parameter `param`'s pointer, shape and
+   strides (cuTensorMapEncodeTiled), and passes by value, 64-byte aligned,
+   as argument `arg` of the kernel. Dimensions are the hardware's, innermost
+   first: dimension i is the tensor's mode dims[i], and dims[0] is a mode of
+   stride 1. */
+enum { FLY_TMAP_MAX_RANK = 5 };
+typedef struct FlyBundleTensorMap {
+  uint32_t param;                   /* the tensor parameter, among the kernel's */
+  uint32_t arg;                     /* where the map goes among the kernel's arguments */
+  uint32_t dtype;                   /* FLY_DTYPE_* of the elements (the tensor's) */
+  uint32_t rank;                    /* 1 to 5 */
+  uint32_t dims[FLY_TMAP_MAX_RANK]; /* tensor mode of each hardware dimension */
+  uint32_t box[FLY_TMAP_MAX_RANK];  /* the box's elements along it: 1 to 256 */
+  uint32_t swizzle;                 /* bytes of the shared tile's swizzle: 0 (none), 32, 64, 128 */
+  uint32_t interleave;              /* 0: none (the only kind written) */
+  uint32_t l2_promotion;            /* bytes: 0 (none), 64, 128 or 256 */
+  uint32_t oob_fill;                /* 0: elements outside the tensor read as zeros */
+} FlyBundleTensorMap;
+
 /* ---- reading ------------------------------------------------------------- */
 
 /* A bundle checked by fly_bundle_open: pointers into the caller's bytes,
@@ -202,7 +233,7 @@ typedef struct FlyBundle {
   const char *strings;
   uint64_t strings_size;
   const unsigned char *data;
-  uint32_t nkernels, nparams, ninsns, nimages;
+  uint32_t nkernels, nparams, ninsns, nimages, ntmaps;
 } FlyBundle;
 
 /* Checks every byte of size bytes at data and fills *b. False, with a
@@ -217,6 +248,7 @@ FlyBundleKernel fly_bundle_kernel(const FlyBundle *b, uint32_t i);
 FlyBundleParam fly_bundle_param(const FlyBundle *b, uint32_t i);
 FlyBundleInsn fly_bundle_insn(const FlyBundle *b, uint32_t i);
 FlyBundleImage fly_bundle_image(const FlyBundle *b, uint32_t i);
+FlyBundleTensorMap fly_bundle_tmap(const FlyBundle *b, uint32_t i);
 /* How a launch instruction is written: "+", "min", "==", "require"; "?"
    for an unknown one. */
 const char *fly_bundle_op_symbol(uint32_t op);

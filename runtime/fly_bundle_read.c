@@ -12,16 +12,25 @@
 #include "fly_bundle.h"
 #include "fly_bundle_internal.h"
 
-_Static_assert(sizeof(FlyBundleHeader) == 144, "the version 1 header is 144 bytes");
-_Static_assert(sizeof(FlyBundleKernel) == 160, "the version 1 kernel record is 160 bytes");
+_Static_assert(sizeof(FlyBundleHeader) == 160, "the header is 160 bytes");
+_Static_assert(sizeof(FlyBundleKernel) == 168, "the kernel record is 168 bytes");
+_Static_assert(sizeof(FlyBundleTensorMap) == 72, "the tensor map record is 72 bytes");
 _Static_assert(sizeof(FlyBundleParam) == 40, "the version 1 parameter record is 40 bytes");
 _Static_assert(sizeof(FlyBundleInsn) == 40, "the version 1 instruction record is 40 bytes");
 _Static_assert(sizeof(FlyBundleImage) == 24, "the version 1 image record is 24 bytes");
 
 static const size_t known_size[FLY_BUNDLE_NTABLES] = {
-    sizeof(FlyBundleKernel), sizeof(FlyBundleParam), sizeof(FlyBundleInsn), sizeof(FlyBundleImage)};
+    sizeof(FlyBundleKernel), sizeof(FlyBundleParam), sizeof(FlyBundleInsn), sizeof(FlyBundleImage),
+    sizeof(FlyBundleTensorMap)};
+/* The sizes of the first bundles' records (the kernel's before its tensor
+   maps) and header: shorter ones are refused, these read with zeros for the
+   fields added since. */
+static const size_t first_size[FLY_BUNDLE_NTABLES] = {160, sizeof(FlyBundleParam),
+                                                      sizeof(FlyBundleInsn), sizeof(FlyBundleImage),
+                                                      sizeof(FlyBundleTensorMap)};
+enum { FIRST_HEADER_SIZE = 144 };
 static const char *const table_name[FLY_BUNDLE_NTABLES] = {"kernel", "parameter", "instruction",
-                                                           "image"};
+                                                           "image", "tensor map"};
 
 bool fly_bundle_fail(char *why, size_t n, const char *fmt, ...) {
   if (why && n) {
@@ -46,10 +55,12 @@ static bool host_is_little_endian(void) {
 }
 
 /* A record of table t, copied out: the known prefix of a possibly larger
-   record. */
+   record, or a shorter one with zeros after it. */
 static void record(const FlyBundle *b, int t, uint32_t i, void *out) {
   const FlyBundleTable *tab = &b->header.tables[t];
-  memcpy(out, b->base + tab->offset + (uint64_t)i * tab->record_size, known_size[t]);
+  size_t n = tab->record_size < known_size[t] ? tab->record_size : known_size[t];
+  memset(out, 0, known_size[t]);
+  memcpy(out, b->base + tab->offset + (uint64_t)i * tab->record_size, n);
 }
 
 FlyBundleKernel fly_bundle_kernel(const FlyBundle *b, uint32_t i) {
@@ -71,6 +82,11 @@ FlyBundleImage fly_bundle_image(const FlyBundle *b, uint32_t i) {
   FlyBundleImage im;
   record(b, FLY_BUNDLE_T_IMAGES, i, &im);
   return im;
+}
+FlyBundleTensorMap fly_bundle_tmap(const FlyBundle *b, uint32_t i) {
+  FlyBundleTensorMap m;
+  record(b, FLY_BUNDLE_T_TMAPS, i, &m);
+  return m;
 }
 const char *fly_bundle_string(const FlyBundle *b, uint32_t offset) { return b->strings + offset; }
 const void *fly_bundle_image_bytes(const FlyBundle *b, const FlyBundleImage *im) {
@@ -147,6 +163,40 @@ static bool check_param_args(const FlyBundle *b, const FlyBundleParam *p, uint32
   return true;
 }
 
+/* Kernel k's tensor maps: each of a tensor parameter, its argument among
+   the kernel's and apart from its parameters', a box the hardware takes. */
+static bool check_tmaps(const FlyBundle *b, const FlyBundleKernel *k, const char *name, char *why,
+                        size_t n) {
+  bool has = k->flags & FLY_BUNDLE_KERNEL_HAS_TMAPS;
+  if (!has && k->ntmaps)
+    return fly_bundle_fail(why, n, "corrupt bundle: kernel '%s' has tensor maps but not the flag",
+                           name);
+  if (!within(k->first_tmap, k->ntmaps, b->ntmaps))
+    return fly_bundle_fail(why, n,
+                           "corrupt bundle: the tensor maps of kernel '%s' are out of range", name);
+  for (uint32_t i = 0; i < k->ntmaps; i++) {
+    FlyBundleTensorMap m = fly_bundle_tmap(b, k->first_tmap + i);
+    bool ok = m.param < k->nparams && m.arg < k->nargs && m.rank >= 1 &&
+              m.rank <= FLY_TMAP_MAX_RANK && m.dtype > FLY_DTYPE_NONE &&
+              m.dtype < FLY_DTYPE_OTHER && m.interleave == 0 && m.oob_fill == 0 &&
+              (m.swizzle == 0 || m.swizzle == 32 || m.swizzle == 64 || m.swizzle == 128) &&
+              (m.l2_promotion == 0 || m.l2_promotion == 64 || m.l2_promotion == 128 ||
+               m.l2_promotion == 256);
+    FlyBundleParam p = ok ? fly_bundle_param(b, k->first_param + m.param) : (FlyBundleParam){0};
+    ok = ok && p.kind == FLY_PARAM_TENSOR && p.dtype == m.dtype &&
+         (m.arg < p.first_arg || m.arg > p.first_arg + p.dyn_shape + p.dyn_stride);
+    unsigned seen = 0;
+    for (uint32_t d = 0; ok && d < m.rank; d++) {
+      ok = m.dims[d] < m.rank && !(seen & (1u << m.dims[d])) && m.box[d] >= 1 && m.box[d] <= 256;
+      seen |= 1u << (m.dims[d] & 31);
+    }
+    if (!ok)
+      return fly_bundle_fail(why, n, "corrupt bundle: tensor map %u of kernel '%s' is malformed", i,
+                             name);
+  }
+  return true;
+}
+
 static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why, size_t n) {
   if (!check_string(b, k->name, "a kernel's name", why, n) ||
       !check_string(b, k->spec, "a kernel's specialisation", why, n) ||
@@ -157,7 +207,7 @@ static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why
   if (k->image >= b->nimages)
     return fly_bundle_fail(why, n, "corrupt bundle: kernel '%s' names image %u of %u", name,
                            k->image, b->nimages);
-  if (k->flags & ~(uint32_t)FLY_BUNDLE_KERNEL_HAS_LAUNCH)
+  if (k->flags & ~(uint32_t)(FLY_BUNDLE_KERNEL_HAS_LAUNCH | FLY_BUNDLE_KERNEL_HAS_TMAPS))
     return fly_bundle_fail(why, n, "corrupt bundle: kernel '%s' has unknown flags 0x%x", name,
                            k->flags);
   if (!within(k->first_param, k->nparams, b->nparams))
@@ -171,6 +221,8 @@ static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why
     if (!check_param_args(b, &p, k->nargs, why, n))
       return false;
   }
+  if (!check_tmaps(b, k, name, why, n))
+    return false;
   char what[160];
   snprintf(what, sizeof what, "the launch program of kernel '%s'", name);
   for (uint32_t i = 0; i < k->ninsns; i++) {
@@ -223,13 +275,15 @@ static bool check_header(FlyBundle *b, const unsigned char *p, size_t size, char
                            "the bundle is of format version %u, and this reader reads version %u "
                            "(compile it again with this version of flyc)",
                            version, (unsigned)FLY_BUNDLE_VERSION);
-  if (header_size < sizeof(FlyBundleHeader))
-    return fly_bundle_fail(
-        why, n, "corrupt bundle: the header is %u bytes, less than the %zu of version %u",
-        header_size, sizeof(FlyBundleHeader), (unsigned)FLY_BUNDLE_VERSION);
+  if (header_size < FIRST_HEADER_SIZE)
+    return fly_bundle_fail(why, n,
+                           "corrupt bundle: the header is %u bytes, less than the %d of version %u",
+                           header_size, FIRST_HEADER_SIZE, (unsigned)FLY_BUNDLE_VERSION);
   if (header_size > size)
     return fly_bundle_fail(why, n, "truncated bundle: %zu bytes, less than its header", size);
-  memcpy(&b->header, p, sizeof b->header);
+  /* A header written before a table was added has none of it. */
+  memset(&b->header, 0, sizeof b->header);
+  memcpy(&b->header, p, header_size < sizeof b->header ? header_size : sizeof b->header);
   return true;
 }
 
@@ -277,10 +331,13 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
   b->strings = (const char *)p + h.strings;
   b->strings_size = h.strings_size;
   b->data = p + h.data;
-  uint32_t *counts[FLY_BUNDLE_NTABLES] = {&b->nkernels, &b->nparams, &b->ninsns, &b->nimages};
+  uint32_t *counts[FLY_BUNDLE_NTABLES] = {&b->nkernels, &b->nparams, &b->ninsns, &b->nimages,
+                                          &b->ntmaps};
   for (int t = 0; t < FLY_BUNDLE_NTABLES; t++) {
     const FlyBundleTable *tab = &h.tables[t];
-    if (tab->record_size < known_size[t] || tab->offset % 8 ||
+    if (tab->count == 0 && tab->record_size == 0 && tab->offset == 0) /* a table it predates */
+      continue;
+    if (tab->record_size < first_size[t] || tab->offset % 8 ||
         !within(tab->offset, (uint64_t)tab->count * tab->record_size, size))
       return fly_bundle_fail(why, n, "corrupt bundle: the %s table is out of range", table_name[t]);
     *counts[t] = tab->count;
@@ -302,10 +359,10 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
   /* Each kernel's parameters and program come after the previous kernel's
      (gaps allowed, overlaps not), as the writer lays them out: so checking
      is linear in the bundle's size, however it was crafted. */
-  uint64_t next_param = 0, next_insn = 0;
+  uint64_t next_param = 0, next_insn = 0, next_tmap = 0;
   for (uint32_t i = 0; i < b->nkernels; i++) {
     FlyBundleKernel k = fly_bundle_kernel(b, i);
-    if (k.first_param < next_param || k.first_insn < next_insn)
+    if (k.first_param < next_param || k.first_insn < next_insn || k.first_tmap < next_tmap)
       return fly_bundle_fail(
           why, n,
           "corrupt bundle: kernel %u's parameters or program overlap the previous "
@@ -315,6 +372,7 @@ bool fly_bundle_open(FlyBundle *b, const void *data, size_t size, char *why, siz
       return false;
     next_param = (uint64_t)k.first_param + k.nparams;
     next_insn = (uint64_t)k.first_insn + k.ninsns;
+    next_tmap = (uint64_t)k.first_tmap + k.ntmaps;
   }
   /* Instructions no kernel runs: after the kernels, whose messages name
      them. */

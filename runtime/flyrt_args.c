@@ -293,6 +293,16 @@ FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
   return FLYRT_SUCCESS;
 }
 
+const FlyrtTensor *flyrt_param_tensor(const Kernel *k, const FlyrtArg *args, int nargs,
+                                      uint32_t param) {
+  int ai = 0;
+  for (uint32_t i = 0; i < param && i < k->rec.nparams; i++)
+    ai += k->params[i].info.kind != FLYRT_PARAM_CONST;
+  if (param >= k->rec.nparams || ai >= nargs || args[ai].kind != FLYRT_ARG_TENSOR)
+    return NULL;
+  return &args[ai].u.tensor;
+}
+
 bool flyrtKernelHasLaunchRule(FlyrtKernel h) {
   const Kernel *k = h.ptr;
   return k && (k->rec.flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH);
@@ -305,5 +315,12 @@ FlyrtStatus flyrtKernelLaunchConfigFor(FlyrtKernel h, const FlyrtArg *args, int 
     return flyrt_fail(FLYRT_ERROR_INVALID_VALUE, "flyrtKernelLaunchConfigFor: null argument");
   uint64_t slots[FLYRT_MAX_ARGS];
   FlyrtStatus s = flyrt_prepare(k, args, nargs, NULL, slots, out);
+  /* The tensor maps the launch would build: refused here as there. */
+  for (uint32_t i = 0; !s && i < k->rec.ntmaps; i++) {
+    FlyrtTmapEncode e;
+    const FlyrtTensor *t = flyrt_param_tensor(k, args, nargs, k->tmaps[i].param);
+    s = t ? flyrt_tmap_prepare(k, &k->tmaps[i], t, &e)
+          : flyrt_fail(FLYRT_ERROR_BAD_BUNDLE, "%s: a tensor map of no tensor", k->name);
+  }
   return s ? s : flyrt_ok();
 }

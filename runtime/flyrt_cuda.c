@@ -65,6 +65,10 @@ static struct {
   CUresult (*EventRecord)(CUevent, CUstream);
   CUresult (*EventSynchronize)(CUevent);
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  /* CUDA 12 and later; NULL in an older driver (TMA kernels then refuse). */
+  CUresult (*TensorMapEncodeTiled)(void *, int, uint32_t, void *, const uint64_t *,
+                                   const uint64_t *, const uint32_t *, const uint32_t *, int, int,
+                                   int, int);
 } cu;
 
 static const struct {
@@ -129,6 +133,9 @@ static void load_driver(void) {
     }
     memcpy((char *)&cu + symbols[i].offset, &f, sizeof f);
   }
+  /* Optional: only kernels with tensor maps need it. */
+  void *encode = dlsym(h, "cuTensorMapEncodeTiled");
+  memcpy(&cu.TensorMapEncodeTiled, &encode, sizeof encode);
   /* The driver stays loaded: unloading it after cuInit is not supported. */
   init_result = cu.Init(0);
   loaded = true;
@@ -225,6 +232,17 @@ static FlyrtStatus launch(Device *d, void *fn, const FlyrtLaunchConfig *c, Flyrt
   return check(cu.LaunchKernel(fn, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
                                c->block[2], c->shared_bytes, s, params, NULL),
                "cuLaunchKernel");
+}
+
+static FlyrtStatus encode_tmap(Device *d, const FlyrtTmapEncode *e, void *map) {
+  (void)d;
+  if (!cu.TensorMapEncodeTiled)
+    return flyrt_fail(FLYRT_ERROR_DRIVER,
+                      "libcuda.so.1 has no cuTensorMapEncodeTiled (a driver older than CUDA 12?)");
+  return check(cu.TensorMapEncodeTiled(map, e->data_type, e->rank, e->address, e->dims, e->strides,
+                                       e->box, e->element_strides, e->interleave, e->swizzle,
+                                       e->l2_promotion, e->oob_fill),
+               "cuTensorMapEncodeTiled");
 }
 
 static FlyrtStatus check_pointer(Device *d, const void *p, const char *kernel, const char *param) {
@@ -335,6 +353,7 @@ static const Driver cuda = {
     .function = function,
     .allow_shared = allow_shared,
     .launch = launch,
+    .encode_tmap = encode_tmap,
     .check_pointer = check_pointer,
     .malloc_ = malloc_,
     .free_ = free_,

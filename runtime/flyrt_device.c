@@ -268,6 +268,22 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
     if ((s = d->driver->check_pointer(d, ptr, k->name, p->info.name)))
       return s;
   }
+  /* Its tensor maps, encoded for this launch (a CPU call each, no
+     allocation), in place of their argument slots. */
+  _Alignas(64) unsigned char maps[FLYRT_MAX_TMAPS][128];
+  for (uint32_t i = 0; i < k->rec.ntmaps; i++) {
+    FlyrtTmapEncode e;
+    const FlyrtTensor *t = flyrt_param_tensor(k, args, nargs, k->tmaps[i].param);
+    if (!t)
+      return flyrt_fail(FLYRT_ERROR_BAD_BUNDLE, "%s: a tensor map of no tensor", k->name);
+    if ((s = flyrt_tmap_prepare(k, &k->tmaps[i], t, &e)))
+      return s;
+    if (!d->driver->encode_tmap)
+      return flyrt_fail(FLYRT_ERROR_NO_IMAGE, "%s: its tensor maps (TMA) need the %s", k->name,
+                        "CUDA driver");
+    if ((s = d->driver->encode_tmap(d, &e, maps[i])))
+      return s;
+  }
   /* The kernel's own shared tiles (NVIDIA keeps them in the dynamic shared
      memory) come before the bytes the launch asks for. */
   if ((uint64_t)c.shared_bytes + k->rec.static_shared > UINT32_MAX)
@@ -281,6 +297,8 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
   }
   for (uint32_t i = 0; i < k->rec.nargs; i++)
     params[i] = &slots[i];
+  for (uint32_t i = 0; i < k->rec.ntmaps; i++)
+    params[k->tmaps[i].arg] = maps[i];
   s = d->driver->launch(d, k->fn, &c, st, params);
   return s ? s : flyrt_ok();
 }

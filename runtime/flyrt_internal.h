@@ -22,6 +22,19 @@ FlyrtStatus flyrt_ok(void);
 
 typedef struct Device Device;
 
+/* The arguments of cuTensorMapEncodeTiled for one tensor map, in the
+   driver's enumerations (flyrt_tmap.c). */
+typedef struct FlyrtTmapEncode {
+  int data_type; /* CUtensorMapDataType */
+  uint32_t rank;
+  void *address;
+  uint64_t dims[FLY_TMAP_MAX_RANK];        /* elements, innermost first */
+  uint64_t strides[FLY_TMAP_MAX_RANK - 1]; /* bytes, of dimensions 1 .. rank-1 */
+  uint32_t box[FLY_TMAP_MAX_RANK];
+  uint32_t element_strides[FLY_TMAP_MAX_RANK];
+  int interleave, swizzle, l2_promotion, oob_fill;
+} FlyrtTmapEncode;
+
 /* One GPU API (the CUDA driver, HIP), loaded with dlopen. Every function
    reports its own failures with flyrt_fail, naming the driver call. */
 typedef struct Driver {
@@ -40,6 +53,9 @@ typedef struct Driver {
   FlyrtStatus (*allow_shared)(Device *d, void *fn, uint32_t bytes);
   FlyrtStatus (*launch)(Device *d, void *fn, const FlyrtLaunchConfig *c, FlyrtStream s,
                         void **params);
+  /* Encodes a tensor map into map (128 bytes, 64-aligned); NULL where the
+     API has none (HIP). */
+  FlyrtStatus (*encode_tmap)(Device *d, const FlyrtTmapEncode *e, void *map);
   /* Whether p, argument `param` of `kernel`, is memory this device's
      kernels can use. */
   FlyrtStatus (*check_pointer)(Device *d, const void *p, const char *kernel, const char *param);
@@ -107,6 +123,7 @@ typedef struct Kernel {
   Image *image;
   Param *params;              /* rec.nparams */
   int nuser;                  /* parameters that take an argument (tensors, scalars) */
+  FlyBundleTensorMap *tmaps;  /* rec.ntmaps: what it takes beyond its parameters */
   void *fn;                   /* the loaded function; NULL until flyrtModuleGetKernel */
   atomic_uint shared_allowed; /* dynamic shared memory bytes allowed so far */
 } Kernel;
@@ -142,6 +159,15 @@ FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
                           const FlyrtLaunchConfig *override, uint64_t *slots,
                           FlyrtLaunchConfig *config);
 
-enum { FLYRT_MAX_ARGS = 256 };
+enum { FLYRT_MAX_ARGS = 256, FLYRT_MAX_TMAPS = 16 };
+
+/* Checks that TMA can map tensor t as k's map m describes and fills e for
+   the driver; a refusal names the argument and the rule (flyrt_tmap.c). */
+FlyrtStatus flyrt_tmap_prepare(const Kernel *k, const FlyBundleTensorMap *m, const FlyrtTensor *t,
+                               FlyrtTmapEncode *e);
+/* The tensor argument of parameter `param` among a launch's args (NULL
+   when it is none). */
+const FlyrtTensor *flyrt_param_tensor(const Kernel *k, const FlyrtArg *args, int nargs,
+                                      uint32_t param);
 
 #endif

@@ -160,13 +160,30 @@ static FlyrtStatus read_params(const FlyBundle *b, Kernel *k) {
   return FLYRT_SUCCESS;
 }
 
+/* Its tensor maps, which the launch builds. */
+static FlyrtStatus read_tmaps(const FlyBundle *b, Kernel *k) {
+  if (k->rec.ntmaps > FLYRT_MAX_TMAPS)
+    return flyrt_fail(FLYRT_ERROR_BAD_BUNDLE, "kernel '%s' takes %u tensor maps (limit is %d)",
+                      k->name, k->rec.ntmaps, FLYRT_MAX_TMAPS);
+  if (!k->rec.ntmaps)
+    return FLYRT_SUCCESS;
+  k->tmaps = calloc(k->rec.ntmaps, sizeof *k->tmaps);
+  if (!k->tmaps)
+    return flyrt_fail(FLYRT_ERROR_OUT_OF_MEMORY, "out of memory");
+  for (uint32_t i = 0; i < k->rec.ntmaps; i++)
+    k->tmaps[i] = fly_bundle_tmap(b, k->rec.first_tmap + i);
+  return FLYRT_SUCCESS;
+}
+
 /* ---- modules ---- */
 
 static void module_free(Module *m) {
   if (!m)
     return;
-  for (uint32_t i = 0; i < m->nkernels; i++)
+  for (uint32_t i = 0; i < m->nkernels; i++) {
     free(m->kernels[i].params);
+    free(m->kernels[i].tmaps);
+  }
   for (uint32_t i = 0; m->images && i < m->nimages; i++)
     if (m->images[i].module)
       m->device->driver->unload(m->device, m->images[i].module);
@@ -214,6 +231,8 @@ FlyrtStatus flyrtModuleCreate(FlyrtBundle bh, FlyrtDevice dh, const char *target
     k->symbol = fly_bundle_string(b, r.symbol);
     k->image = &m->images[r.image];
     s = read_params(b, k);
+    if (!s)
+      s = read_tmaps(b, k);
   }
   if (s) {
     module_free(m);

@@ -88,7 +88,8 @@
     "setmaxnreg_inc" "setmaxnreg_dec" "printf" "shuffle" "shuffle_xor" "shuffle_up"
     "shuffle_down" "vote_any" "vote_all" "ballot" "atomic_add" "atomic_min" "atomic_max"
     "atomic_umin" "atomic_umax" "atomic_and" "atomic_or" "atomic_xor" "atomic_exch"
-    "atomic_cas" "fence" "load" "store" "zeros_like" "universal" "copy_atom" "mma_atom"
+    "atomic_cas" "fence" "load" "store" "zeros_like" "universal" "copy_atom" "tensor_map"
+    "tma_bytes" "tma_load" "tma_store" "tma_store_commit" "tma_store_wait" "mma_atom"
     "tiled_copy" "tiled_mma" "partition_S" "partition_D" "partition_A" "partition_B"
     "partition_C" "partition_fragment_A" "partition_fragment_B"
     "partition_fragment_C" "retile" "make_identity_tensor" "copy" "gemm")

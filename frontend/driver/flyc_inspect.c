@@ -40,6 +40,19 @@ static void put_operand(const FlyBundle *b, const FlyBundleKernel *k, const FlyB
   }
 }
 
+/* "    tensor map of A (argument 8): box 32x16 (innermost first: modes 1, 0),
+   swizzle 0, L2 promotion 256" */
+static void put_tmap(const FlyBundle *b, const FlyBundleKernel *k, const FlyBundleTensorMap *m) {
+  FlyBundleParam p = fly_bundle_param(b, k->first_param + m->param);
+  printf("    tensor map of %s (argument %u): box ", fly_bundle_string(b, p.name), m->arg);
+  for (uint32_t i = 0; i < m->rank; i++)
+    printf("%s%u", i ? "x" : "", m->box[i]);
+  printf(" (innermost first: mode%s", m->rank == 1 ? "" : "s");
+  for (uint32_t i = 0; i < m->rank; i++)
+    printf("%s %u", i ? "," : "", m->dims[i]);
+  printf("), swizzle %u, L2 promotion %u\n", m->swizzle, m->l2_promotion);
+}
+
 static void put_launch(const FlyBundle *b, const FlyBundleKernel *k) {
   if (!(k->flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH)) {
     puts("    launch: none (give grid and block when launching)");
@@ -146,6 +159,10 @@ int flyc_inspect_command(int argc, char **argv) {
     for (uint32_t j = 0; j < k.nparams; j++) {
       FlyBundleParam p = fly_bundle_param(&b, k.first_param + j);
       put_param(&b, &p);
+    }
+    for (uint32_t j = 0; j < k.ntmaps; j++) {
+      FlyBundleTensorMap m = fly_bundle_tmap(&b, k.first_tmap + j);
+      put_tmap(&b, &k, &m);
     }
     put_launch(&b, &k);
     if (k.static_shared)

@@ -429,6 +429,11 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     if (!info)
       I->aborted = true;
   }
+  I->kernel_params = params;
+  I->nkernel_params = params ? count_params(k) : 0;
+  I->kernel_info = info;
+  I->tmaps = NULL;
+  I->ntmaps = 0;
   if (s && trace && spec && params && !I->aborted) {
     I->emit = o->emit;
     if (!trace_begin(I, k, params, spec)) {
@@ -465,6 +470,9 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
       I->aborted = true;
   }
   I->kernel = NULL;
+  I->kernel_params = NULL;
+  I->nkernel_params = 0;
+  I->kernel_info = NULL;
   I->aborted = fly_diag_stopped(I->diag);
 }
 

@@ -132,6 +132,14 @@ typedef struct FlyInterp {
   const FlyVal *exit_next; /* the carried values where they were taken, in a loop that has some */
   const FlyNode *exit_at;  /* the last break, continue or return taken, for messages */
   FlyEmitter *emit;        /* tracing: where runtime work goes (NULL when checking) */
+  /* The kernel's parameters (tensor_map takes one of its tensors), the
+     record of its signature when one is made, and its tensor maps so far
+     (fly_builtins_tma.c). */
+  FlyVal *const *kernel_params;
+  int nkernel_params;
+  struct FlyKernelInfo *kernel_info;
+  const FlyTensorMap **tmaps;
+  int ntmaps;
 } FlyInterp;
 
 /* ---- sessions and messages (fly_interp.c) ------------------------------------ */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fly_interp.h"
+#include "fly_tensor_map.h"
 
 enum { MAX_VEC = 4096 };
 
@@ -475,9 +476,9 @@ static int64_t elem_bytes(const FlyType *t) {
 
 /* The kernel's static shared memory with one more tile of `bytes`: the
    lowering gives each tile an array of its own, aligned to `align` bytes
-   (16, or a swizzled tile's fly_swizzle_tile_align; fly_lower_views.c), as
-   ptxas and LLVM's LDS layout then place them. INT64_MAX when the sum does
-   not fit. */
+   (16, a swizzled tile's fly_swizzle_tile_align, at least
+   fly_smem_tile_align's for TMA; fly_lower_views.c), as ptxas and LLVM's
+   LDS layout then place them. INT64_MAX when the sum does not fit. */
 static int64_t add_tile(int64_t total, int64_t bytes, int64_t align) {
   int64_t start;
   if (__builtin_add_overflow(total, align - 1, &start) ||
@@ -509,7 +510,8 @@ static bool count_shared_tile(FlyInterp *I, const FlyNode *at, const FlyType *el
   int64_t bytes, before = I->smem_bytes;
   if (__builtin_mul_overflow(cosize, elem_bytes(elem), &bytes))
     bytes = INT64_MAX;
-  I->smem_bytes = add_tile(before, bytes, align);
+  int64_t tma_align = fly_smem_tile_align(bytes, fly_target_has(I->target, FLY_FEATURE_TMA));
+  I->smem_bytes = add_tile(before, bytes, align > tma_align ? align : tma_align);
   /* The whole of a block's shared memory: on NVIDIA the tiles live in the
      dynamic shared memory (lower/fly_lower_views.c), which reaches it. */
   int64_t limit = I->target->smem_per_block;

@@ -30,6 +30,7 @@ void fly_kernel_info_clear(FlyKernelInfo *k) {
   free(k->requires);
   free(k->params);
   free(k->code);
+  free(k->tmaps);
   free(k->name);
   free(k->spec);
   free(k->target);

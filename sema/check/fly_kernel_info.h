@@ -45,6 +45,10 @@ typedef struct FlyKernelInfo {
   uint32_t nrequires;
   FlyRequireInfo *requires;
   uint32_t static_shared; /* FlyBundleKernel's: set by the back end */
+  /* Its tensor maps (tensor_map in the body), each an argument after the
+     parameters' (nargs counts them). */
+  uint32_t ntmaps;
+  FlyBundleTensorMap *tmaps;
   struct FlyKernelInfo *next;
 } FlyKernelInfo;
 

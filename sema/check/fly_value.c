@@ -697,6 +697,11 @@ static void put_object(FlyStrBuf *sb, const FlyObject *o) {
     put_val(sb, o->step);
     fly_sb_putc(sb, ')');
     return;
+  case FLY_OBJ_TENSOR_MAP:
+    fly_sb_puts(sb, "tensor_map(");
+    fly_sb_puts(sb, o->name);
+    fly_sb_puts(sb, ", ...)");
+    return;
   }
 }
 
@@ -825,6 +830,8 @@ static const char *object_description(FlyObjectKind k) {
     return "a thread's slice of a tiled MMA";
   case FLY_OBJ_RANGE:
     return "a range";
+  case FLY_OBJ_TENSOR_MAP:
+    return "a tensor map";
   }
   return "an object";
 }

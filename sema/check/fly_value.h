@@ -109,10 +109,12 @@ typedef enum FlyObjectKind {
   FLY_OBJ_THR_COPY,   /* tiled copy sliced to one thread: thread */
   FLY_OBJ_THR_MMA,    /* tiled mma sliced to one thread */
   FLY_OBJ_RANGE,      /* range(lo, hi, step) or range_const(n) */
+  FLY_OBJ_TENSOR_MAP, /* tensor_map(A, box): tmap */
 } FlyObjectKind;
 
-typedef struct FlyAtom FlyAtom;         /* fly_atom.h */
-typedef struct FlyTvLayout FlyTvLayout; /* fly_layout_tv.h */
+typedef struct FlyAtom FlyAtom;           /* fly_atom.h */
+typedef struct FlyTvLayout FlyTvLayout;   /* fly_layout_tv.h */
+typedef struct FlyTensorMap FlyTensorMap; /* fly_tensor_map.h */
 
 typedef struct FlyObject {
   FlyObjectKind kind;
@@ -127,6 +129,7 @@ typedef struct FlyObject {
   const FlyVal *thread;         /* THR_*: the thread index */
   const FlyVal *lo, *hi, *step; /* RANGE */
   bool unrolled;                /* RANGE: range_const */
+  const FlyTensorMap *tmap;     /* TENSOR_MAP */
 } FlyObject;
 
 struct FlyVal {

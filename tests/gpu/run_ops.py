@@ -14,7 +14,7 @@ comments to flyc) into DIR/ops/NAME.flyb, and each block of consecutive
     // GPU: check(y, np.floor(f64(x)))
 
 The bundle is for sm_90 unless the file says otherwise in a line
-`// GPU-TARGET: sm_90a` (wgmma and setmaxnreg need the `a` variant).
+`// TARGET: sm_90a` (wgmma and setmaxnreg need the `a` variant).
 
 The names a block sees:
   - every kernel of the bundle, called with torch tensors and numbers (the

@@ -27,9 +27,10 @@ os.environ.setdefault("FLYC_LIBRARY", str(BUILD / "lib" / "libflyc.so"))
 os.environ.setdefault("FLYC_CACHE", "0")
 if str(REPO / "runtime" / "python") not in sys.path:
     sys.path.append(str(REPO / "runtime" / "python"))
-HEADER = struct.Struct("<8sIIQIIIIIIQQQQ" + "QII" * 4)  # 144 bytes
-KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE = 160, 40, 40, 24
-assert HEADER.size == 144
+HEADER = struct.Struct("<8sIIQIIIIIIQQQQ" + "QII" * 5)  # 160 bytes
+KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE, TMAP_SIZE = 168, 40, 40, 24, 72
+SIZES = (KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE, TMAP_SIZE)
+assert HEADER.size == 160
 
 
 def python_env(**changes: str) -> dict[str, str]:
@@ -109,8 +110,8 @@ class _Parsed:
         h = HEADER.unpack_from(b, 0)
         self.head = h
         (self.strings_at, self.strings_size, self.data_at, self.data_size) = h[10:14]
-        tables = [h[14 + 3 * i: 17 + 3 * i] for i in range(4)]
-        sizes = (KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE)
+        tables = [h[14 + 3 * i: 17 + 3 * i] for i in range(5)]
+        sizes = SIZES
         self.records = []
         for (offset, count, size), want in zip(tables, sizes):
             assert size == want, "a record size this helper does not know"
@@ -131,13 +132,14 @@ def merge(a: bytes, b: bytes) -> bytes:
     soff = len(pa.strings)
     data_pad = (-len(pa.data)) % 16
     doff = len(pa.data) + data_pad
-    nk, np_, ni, nim = (len(r) for r in pa.records)
+    nk, np_, ni, nim, ntm = (len(r) for r in pa.records)
     for k in pb.records[0]:
         for at in (0, 4, 8, 12):  # name, spec, target, symbol
             _add(k, at, "<I", soff)
         _add(k, 16, "<I", nim)  # image
         _add(k, 24, "<I", np_)  # first_param
         _add(k, 36, "<I", ni)  # first_insn
+        _add(k, 160, "<I", ntm)  # first_tmap
     for p in pb.records[1]:
         for at in (0, 12, 16):  # name, type, layout
             _add(p, at, "<I", soff)
@@ -150,7 +152,7 @@ def merge(a: bytes, b: bytes) -> bytes:
 
     out = bytearray(HEADER.size)
     descriptors = []
-    for recs, size in zip(tables, (KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE)):
+    for recs, size in zip(tables, SIZES):
         out += bytes((-len(out)) % 8)
         descriptors += [len(out), len(recs), size]
         for r in recs:
@@ -164,6 +166,6 @@ def merge(a: bytes, b: bytes) -> bytes:
     h[3] = len(out)  # file_size
     h[4] = 0  # checksum, below
     h[10:14] = [strings_at, len(strings), data_at, len(data)]
-    h[14:26] = descriptors
+    h[14:29] = descriptors
     HEADER.pack_into(out, 0, *h)
     return with_checksum(out)

@@ -7,7 +7,8 @@
 # (a source archive) every .fly under SRC outside build trees. Intentionally
 # invalid inputs live in .test files, so every .fly file must pass, except the
 # fuzz corpora (tests/fuzz/corpus), which hold fuzzer inputs, not programs,
-# and are skipped as the format check skips them.
+# and are skipped as the format check skips them. A file written for one
+# target names it in a line `// TARGET: sm_90a` and is checked for it.
 # Prints each failure with its diagnostics; fails when any file fails, and
 # when there is no file at all (the search itself must be broken then).
 set -eu
@@ -53,7 +54,10 @@ mapfile -d '' files < <(printf '%s\0' "${files[@]}" | sort -zu)
 
 failed=0
 for f in "${files[@]}"; do
-  if ! out=$("$flyc" check --color=never --stdlib="$src/stdlib" "$src/$f" 2>&1); then
+  # A file for one target says so in a line `// TARGET: sm_90a` (wgmma).
+  target=$(sed -n 's|^// TARGET: *\([a-z0-9_]*\).*|\1|p' "$src/$f" | head -n 1)
+  if ! out=$("$flyc" check --color=never --stdlib="$src/stdlib" ${target:+--target="$target"} \
+               "$src/$f" 2>&1); then
     echo "FAIL: $f"
     printf '%s\n' "$out"
     failed=$((failed + 1))

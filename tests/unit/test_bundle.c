@@ -266,14 +266,14 @@ static void round_trip(void **state) {
   const FlyBundleHeader *h = &b.header;
   assert_memory_equal(h->magic, "FLYBNDL\n", 8);
   assert_int_equal(h->version, 1);
-  assert_int_equal(h->header_size, 144);
+  assert_int_equal(h->header_size, 160);
   assert_int_equal(h->file_size, size);
   assert_int_equal(h->flags, 0);
   assert_int_equal(h->reserved, 0);
   assert_string_equal(fly_bundle_string(&b, h->compiler), "flyc 0.1.0");
   assert_string_equal(fly_bundle_string(&b, h->toolchain), "LLVM 22.1.0");
   assert_string_equal(fly_bundle_string(&b, h->source_hash), source_hash);
-  static const uint32_t record_size[FLY_BUNDLE_NTABLES] = {160, 40, 40, 24};
+  static const uint32_t record_size[FLY_BUNDLE_NTABLES] = {168, 40, 40, 24, 72};
   for (int t = 0; t < FLY_BUNDLE_NTABLES; t++) {
     assert_int_equal(h->tables[t].offset % 8, 0);
     assert_int_equal(h->tables[t].record_size, record_size[t]);
@@ -508,8 +508,12 @@ static const Patch patches[] = {
      "a kernel's symbol refers past"},
     {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, image), 4, 5,
      "kernel 'vector_add' names image 5 of 2"},
-    {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, flags), 4, 3,
-     "kernel 'vector_add' has unknown flags 0x3"},
+    {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, flags), 4, 5,
+     "kernel 'vector_add' has unknown flags 0x5"},
+    {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, ntmaps), 4, 1,
+     "kernel 'vector_add' has tensor maps but not the flag"},
+    {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, first_tmap), 4, 1,
+     "the tensor maps of kernel 'vector_add' are out of range"},
     {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, nparams), 4, 100,
      "the parameters of kernel 'vector_add' are out of range"},
     {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, first_param), 4, UINT32_MAX,

@@ -575,6 +575,92 @@ static void names(void **state) {
   assert_string_equal(flyrtDtypeName((FlyrtDtype)42), "unknown");
 }
 
+/* ---- tensor maps ---- */
+
+/* What a launch of a kernel with tensor maps refuses before the driver is
+   needed: tensors TMA cannot map, each named. */
+static void tensor_map_refusals(void **state) {
+  (void)state;
+  Bytes v = compile("tests/cli/compile/golden/tma.fly", sm90);
+  FlyrtModule m = module_of(v, "sm_90");
+  FlyrtKernel k = kernel_of(m, "tile_store", NULL);
+  FlyrtArg args[2] = {flyrtTensor2D(fake(0x10000), FLYRT_F32, 37, 52, 52),
+                      flyrtTensor2D(fake(0x20000), FLYRT_F32, 37, 52, 52)};
+  FlyrtLaunchConfig c;
+  assert_int_equal(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_SUCCESS);
+  assert_int_equal(c.grid[0], 2);
+  assert_int_equal(c.grid[1], 3);
+  args[1].u.tensor.data = fake(0x20004);
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
+               "tile_store: argument 'B': TMA cannot map it: its address is not a multiple of 16 "
+               "bytes (it is 4 past one)");
+  args[1] = flyrtTensor2D(fake(0x20000), FLYRT_F32, 37, 52, 53);
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
+               "argument 'B': TMA cannot map it: mode 0 has a stride of 212 bytes; TMA's strides "
+               "are multiples of 16 bytes below 2^40");
+  args[1] = flyrtTensor2D(fake(0x20000), FLYRT_F32, 37, 52, -52);
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
+               "argument 'B': TMA cannot map it: mode 0 has a stride of -208 bytes");
+  args[0] = flyrtTensor2D(fake(0x10000), FLYRT_F32, 0, 52, 52);
+  args[1] = flyrtTensor2D(fake(0x20000), FLYRT_F32, 0, 52, 52);
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
+               "argument 'A': TMA cannot map it: mode 0 has 0 elements; TMA maps 1 to 2^32");
+  flyrtModuleDestroy(m);
+  free(v.data);
+}
+
+/* The driver's arguments from a map and a tensor, and the box's rules
+   (which the compiler checks too, and a bundle could break). */
+static void tensor_map_encoding(void **state) {
+  (void)state;
+  Param param = {.info = {.name = "X"}};
+  Kernel k = {.name = "k", .params = &param};
+  FlyBundleTensorMap map = {.param = 0,
+                            .arg = 3,
+                            .dtype = FLY_DTYPE_BF16,
+                            .rank = 3,
+                            .dims = {2, 1, 0},
+                            .box = {64, 8, 1},
+                            .swizzle = 128,
+                            .l2_promotion = 256};
+  FlyrtTensor t = {.data = fake(0x40000),
+                   .dtype = FLYRT_BF16,
+                   .rank = 3,
+                   .shape = {5, 100, 200},
+                   .stride = {100 * 256, 256, 1}};
+  FlyrtTmapEncode e;
+  assert_int_equal(flyrt_tmap_prepare(&k, &map, &t, &e), FLYRT_SUCCESS);
+  assert_int_equal(e.data_type, 9); /* BFLOAT16 */
+  assert_int_equal(e.rank, 3);
+  assert_ptr_equal(e.address, fake(0x40000));
+  assert_int_equal(e.dims[0], 200);
+  assert_int_equal(e.dims[1], 100);
+  assert_int_equal(e.dims[2], 5);
+  assert_int_equal(e.strides[0], 512);
+  assert_int_equal(e.strides[1], 100 * 512);
+  assert_int_equal(e.box[0], 64);
+  assert_int_equal(e.box[2], 1);
+  assert_int_equal(e.element_strides[1], 1);
+  assert_int_equal(e.swizzle, 3);      /* 128B */
+  assert_int_equal(e.l2_promotion, 3); /* 256B */
+  assert_int_equal(e.interleave, 0);
+  assert_int_equal(e.oob_fill, 0);
+  map.box[0] = 128; /* 256 bytes: more than the swizzle */
+  assert_error(flyrt_tmap_prepare(&k, &map, &t, &e), FLYRT_ERROR_ARGUMENTS,
+               "k: argument 'X': TMA cannot map it: the box's innermost dimension is 256 bytes, "
+               "more than its swizzle of 128");
+  map.box[0] = 4; /* 8 bytes */
+  assert_error(flyrt_tmap_prepare(&k, &map, &t, &e), FLYRT_ERROR_ARGUMENTS,
+               "the box's innermost dimension is 8 bytes, not a multiple of 16");
+  map.box[0] = 64;
+  t.stride[2] = 2;
+  assert_error(flyrt_tmap_prepare(&k, &map, &t, &e), FLYRT_ERROR_ARGUMENTS,
+               "its innermost mode 2 has stride 2; TMA reads rows of stride 1");
+  t.stride[2] = 1;
+  t.rank = 2;
+  assert_error(flyrt_tmap_prepare(&k, &map, &t, &e), FLYRT_ERROR_ARGUMENTS, "its map is malformed");
+}
+
 int main(void) {
   /* Compiles here go through a cache of their own. */
   char dir[] = "/tmp/fly-test-flyrt-cache-XXXXXX";
@@ -595,6 +681,8 @@ int main(void) {
       cmocka_unit_test(no_driver),
       cmocka_unit_test(half_floats),
       cmocka_unit_test(names),
+      cmocka_unit_test(tensor_map_refusals),
+      cmocka_unit_test(tensor_map_encoding),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[128];

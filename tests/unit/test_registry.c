@@ -60,7 +60,11 @@ static void atom_shapes_are_consistent(void **state) {
     assert_int_equal(a->m * a->n % a->threads, 0);
     for (int k = 0; k < 3; k++)
       assert_non_null(a->tv[k]);
-    assert_int_equal(a->threads, fly_target_has_mma(fly_target_find("sm_90"), a->mma) ? 32 : 64);
+    /* A warp, a wavefront, or for wgmma a warpgroup of 4 warps. */
+    int want = a->mma == FLY_MMA_NV_WGMMA                             ? 128
+               : fly_target_has_mma(fly_target_find("sm_90"), a->mma) ? 32
+                                                                      : 64;
+    assert_int_equal(a->threads, want);
   }
 }
 
