@@ -66,8 +66,9 @@ syn match   flyBuiltinFunction "\<\%(setmaxnreg_inc\|setmaxnreg_dec\|printf\|shu
 syn match   flyBuiltinFunction "\<\%(shuffle_down\|vote_any\|vote_all\|ballot\|atomic_add\|atomic_min\|atomic_max\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(atomic_umin\|atomic_umax\|atomic_and\|atomic_or\|atomic_xor\|atomic_exch\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(atomic_cas\|fence\|load\|store\|zeros_like\|universal\|copy_atom\|mma_atom\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(tiled_copy\|tiled_mma\|partition_S\|partition_D\|partition_A\|partition_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_C\|partition_fragment_A\|partition_fragment_B\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tiled_copy\|tiled_copy_A\|tiled_copy_B\|tiled_copy_C\|smem_copy_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(smem_copy_B\|smem_copy_C\|tiled_mma\|partition_S\|partition_D\|partition_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_B\|partition_C\|partition_fragment_A\|partition_fragment_B\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(partition_fragment_C\|retile\|make_identity_tensor\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
