@@ -211,14 +211,89 @@ static void masked_move(FlyBuild *b, MlirValue p, MlirType t, MlirValue from, Ml
   fly_mlir_op(b->m, b->ip, b->loc, "scf.if", 0, NULL, 1, &p, 0, NULL, 2, r);
 }
 
+/* ---- warp-wide matrix copies ---- */
+
+/* Register elements i and i+1 as one i32 (ldmatrix's and stmatrix's unit). */
+static MlirValue reg_pair_load(FlyBuild *b, Ptrs *p, const Elems *e, int i, int bytes) {
+  MlirType pair = fly_vec_type(2, p->elem);
+  MlirValue v;
+  if (run_of(e, i, 2)) {
+    v = fly_build_load(b, pair, ptr_at(b, p, &e->off[i]), 2 * bytes);
+  } else {
+    v = fly_build_op1(b, "llvm.mlir.poison", pair, 0, NULL, 0, NULL);
+    for (int t = 0; t < 2; t++)
+      v = fly_build_insert(b, v, fly_build_load(b, p->elem, ptr_at(b, p, &e->off[i + t]), bytes),
+                           t);
+  }
+  return fly_build_op1(b, "llvm.bitcast", b->i32, 1, &v, 0, NULL);
+}
+
+static void reg_pair_store(FlyBuild *b, Ptrs *p, const Elems *e, int i, int bytes, MlirValue x) {
+  MlirValue v = fly_build_op1(b, "llvm.bitcast", fly_vec_type(2, p->elem), 1, &x, 0, NULL);
+  if (run_of(e, i, 2)) {
+    fly_build_store(b, v, ptr_at(b, p, &e->off[i]), 2 * bytes);
+    return;
+  }
+  for (int t = 0; t < 2; t++)
+    fly_build_store(b, fly_build_extract(b, v, t, p->elem), ptr_at(b, p, &e->off[i + t]), bytes);
+}
+
+/* ldmatrix or stmatrix over a thread's partitions: instruction k takes
+   the 16-byte row of shared elements 8k..8k+7 (this lane's address) and
+   register elements 2*matrices*k.. (two a matrix), as the tiled copy laid
+   them out. */
+static void matrix_copy(FlyBuild *b, const FlyAtom *atom, const FlyMemDesc *s, const FlyMemDesc *d,
+                        const Elems *es, const Elems *ed, MlirType elem, int bytes) {
+  int matrices;
+  bool trans, ld = atom->copy == FLY_COPY_LDMATRIX;
+  if (!fly_lower_matrix_shape(b, atom, &matrices, &trans))
+    return;
+  const FlyMemDesc *sm = ld ? s : d, *rm = ld ? d : s;
+  const Elems *erow = ld ? es : ed, *ereg = ld ? ed : es;
+  int per = 2 * matrices;
+  if (erow->n % 8 || ereg->n != erow->n / 8 * per)
+    return fly_build_error(b,
+                           "%s moves 8 shared elements a lane for every %d in registers, but "
+                           "this copy has %d and %d",
+                           atom->name, per, erow->n, ereg->n);
+  Ptrs prow, preg;
+  ptrs_init(&prow, sm, elem);
+  ptrs_init(&preg, rm, elem);
+  for (int k = 0; k < erow->n / 8 && !b->failed; k++) {
+    if (!run_of(erow, 8 * k, 8) || run_cap(&prow, 8) < 8)
+      return fly_build_error(b,
+                             "%s needs rows of 8 consecutive 16-bit elements in shared memory, "
+                             "but elements %d..%d of this thread's part are not%s",
+                             atom->name, 8 * k, 8 * k + 7,
+                             prow.swizzled ? " (or the swizzle breaks them)" : "");
+    MlirValue row = ptr_at(b, &prow, &erow->off[8 * k]);
+    if (!fly_lower_aligned(b, row, 16))
+      return fly_build_error(b,
+                             "%s needs each row at a multiple of 16 bytes, which the compiler "
+                             "cannot show for elements %d..%d of this thread's part",
+                             atom->name, 8 * k, 8 * k + 7);
+    MlirValue r[4];
+    if (ld) {
+      if (!fly_lower_ldmatrix(b, row, matrices, trans, r))
+        return;
+      for (int q = 0; q < matrices; q++)
+        reg_pair_store(b, &preg, ereg, per * k + 2 * q, bytes, r[q]);
+    } else {
+      for (int q = 0; q < matrices; q++)
+        r[q] = reg_pair_load(b, &preg, ereg, per * k + 2 * q, bytes);
+      fly_lower_stmatrix(b, row, matrices, trans, r);
+    }
+  }
+}
+
 void fly_lower_copy(FlyBuild *b, MlirOperation op) {
   MlirValue av = mlirOperationGetOperand(op, 0);
   const FlyAtom *atom = fly_lower_atom(av);
   if (!atom || atom->kind != FLY_ATOM_COPY)
     return fly_build_error(b, "internal error: a copy whose atom is unknown");
   int bits = (int)fly_lower_int_attr(fly_lower_atom_op(av), "bits", 0);
-  bool async = atom->copy == FLY_COPY_CP_ASYNC;
-  if ((atom->copy != FLY_COPY_UNIVERSAL && !async) || bits <= 0)
+  bool async = atom->copy == FLY_COPY_CP_ASYNC, matrix = fly_atom_is_matrix(atom);
+  if ((atom->copy != FLY_COPY_UNIVERSAL && !async && !matrix) || bits <= 0)
     return fly_build_error(b, "the copy atom %s is not lowered yet", atom->name);
   intptr_t nops = mlirOperationGetNumOperands(op);
   bool predicated = nops >= 4;
@@ -241,7 +316,9 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
   if (nops >= 5)
     fill = fly_build_bitcast(b, mlirOperationGetOperand(op, 4), elem);
   if (elems_of(b, &s, &es) && elems_of(b, &d, &ed) && (!predicated || elems_of(b, &pd, &ep))) {
-    if (es.n != ed.n || (predicated && ep.n != es.n)) {
+    if (matrix) {
+      matrix_copy(b, atom, &s, &d, &es, &ed, elem, bytes);
+    } else if (es.n != ed.n || (predicated && ep.n != es.n)) {
       fly_build_error(b, "copy between tensors of %d and %d elements", es.n, ed.n);
     } else {
       int v = bytes ? bits / (8 * bytes) : 1;

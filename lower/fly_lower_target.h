@@ -106,6 +106,15 @@ bool fly_lower_cp_async(FlyBuild *b, const struct FlyAtom *atom, MlirValue to, M
 /* fly.mbarrier: NVVM's mbarrier operation of its kind on the element's
    address; `wait` is try_wait.parity, which NVVM loops until it holds. */
 void fly_lower_mbarrier(FlyBuild *b, MlirOperation op);
+
+/* ---- fly_lower_ldmatrix.c ---- */
+/* The matrices one instruction of a warp-wide atom moves (1, 2 or 4) and
+   whether it transposes them; false after an error. */
+bool fly_lower_matrix_shape(FlyBuild *b, const struct FlyAtom *atom, int *matrices, bool *trans);
+/* ldmatrix from this lane's 16-byte row (an !llvm.ptr<3>): one i32 a
+   matrix in out; stmatrix of one i32 a matrix (in) to it. */
+bool fly_lower_ldmatrix(FlyBuild *b, MlirValue row, int matrices, bool trans, MlirValue *out);
+bool fly_lower_stmatrix(FlyBuild *b, MlirValue row, int matrices, bool trans, const MlirValue *in);
 void fly_lower_load(FlyBuild *b, MlirOperation op);
 void fly_lower_store(FlyBuild *b, MlirOperation op);
 

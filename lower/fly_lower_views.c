@@ -355,10 +355,14 @@ static bool common_multiples(FlyBuild *b, const FlyLayout *T, FlyTuple *tile, in
 }
 
 /* A tiled copy's thread starts at the element its first value takes: the
-   TV layout's thread mode gives an index in the tile, column-major. */
+   TV layout's thread mode gives an index in the tile, column-major. A
+   warp-wide copy's destination has its own TV layout, tv_d. */
 static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayout *src) {
   MlirOperation def = fly_lower_atom_op(mlirOperationGetOperand(op, 0));
-  char *tv = mlirOperationIsNull(def) ? NULL : fly_lower_str_attr(def, "tv");
+  bool dst = fly_lower_is(op, "fly.partition_d") && !mlirOperationIsNull(def) &&
+             !mlirAttributeIsNull(
+                 mlirOperationGetAttributeByName(def, mlirStringRefCreateFromCString("tv_d")));
+  char *tv = mlirOperationIsNull(def) ? NULL : fly_lower_str_attr(def, dst ? "tv_d" : "tv");
   char *tile = mlirOperationIsNull(def) ? NULL : fly_lower_str_attr(def, "tile");
   FlyLayout *T = tv ? fly_build_layout(b, tv, NULL, 0) : NULL;
   FlyTuple *tt = tile ? fly_build_tuple(b, tile, NULL, 0) : NULL;
@@ -382,10 +386,14 @@ static FlySym copy_offset(FlyBuild *b, MlirOperation op, const FlyLayout *src) {
      multiple is plain to see for the proof that a vector access is aligned
      (fly_lower_align.c); a power of two costs one `and`. */
   int64_t g[64];
-  if (common_multiples(b, T, tt, g, r))
-    for (int j = 0; j < r; j++)
-      if (g[j] > 1)
+  if (common_multiples(b, T, tt, g, r)) {
+    for (int j = 0; j < r; j++) {
+      if (g[j] == 0) /* every thread starts at 0 there (a warp-wide copy's rows) */
+        crd[j] = fly_sym_const(0);
+      else if (g[j] > 1)
         crd[j] = fly_sym_mul(&o, fly_sym_div(&o, crd[j], fly_sym_const(g[j])), fly_sym_const(g[j]));
+    }
+  }
   return tile_offset(b, crd, r, src);
 }
 

@@ -138,7 +138,7 @@ static MlirValue atom_value(FlyTraceOp *o, const FlyVal *v) {
   default:
     return none;
   }
-  MlirNamedAttribute a[5];
+  MlirNamedAttribute a[6];
   int n = 0;
   a[n++] = fly_mlir_named(t->m, "atom", fly_mlir_str_attr(t->m, at->atom->name));
   bool copy = ob->kind == FLY_OBJ_COPY_ATOM || ob->kind == FLY_OBJ_TILED_COPY;
@@ -151,6 +151,9 @@ static MlirValue atom_value(FlyTraceOp *o, const FlyVal *v) {
     a[n++] = fly_mlir_named(t->m, "tv", fly_mlir_str_attr(t->m, fly_layout_str(&t->A, ob->tv->tv)));
     a[n++] =
         fly_mlir_named(t->m, "tile", fly_mlir_str_attr(t->m, fly_tuple_str(&t->A, ob->tv->tile)));
+    if (ob->tv->dst) /* a warp-wide copy's destination side (partition_D) */
+      a[n++] =
+          fly_mlir_named(t->m, "tv_d", fly_mlir_str_attr(t->m, fly_layout_str(&t->A, ob->tv->dst)));
   } else if (ob->kind == FLY_OBJ_TILED_MMA) {
     a[n++] =
         fly_mlir_named(t->m, "atoms", fly_mlir_str_attr(t->m, fly_layout_str(&t->A, ob->layout)));

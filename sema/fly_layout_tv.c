@@ -34,6 +34,7 @@ FlyTvLayout *fly_tv_layout_make(FlyAlgebra *A, const FlyLayout *thr, const FlyLa
   if (T) {
     T->tv = tv;
     T->tile = tile;
+    T->dst = NULL;
   }
   return T;
 }

@@ -18,6 +18,10 @@
 typedef struct FlyTvLayout {
   FlyLayout *tv;  /* (thread, value) -> index in the tile, column-major */
   FlyTuple *tile; /* the tile's shape, e.g. (M,N): one integer per mode */
+  /* The destination's TV layout where it differs from the source's (a warp-
+     wide copy such as ldmatrix: lanes give rows, registers take pairs), or
+     NULL: tv serves both. */
+  FlyLayout *dst;
 } FlyTvLayout;
 
 /* Follows the conventions of fly_layout.h: NULL after recording an error

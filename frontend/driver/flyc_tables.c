@@ -49,7 +49,10 @@ static void atoms(void) {
           printf("%s%u", first ? "" : ", ", 1u << b);
           first = false;
         }
-      printf(" bits | 1 | any | %s |\n", fly_atom_targets(a));
+      /* A warp-wide copy (ldmatrix) moves 16-bit elements, 16 bytes a lane. */
+      bool warp = fly_atom_is_matrix(a);
+      printf(" bits | %d | %s | %s |\n", warp ? 32 : 1, warp ? "16-bit" : "any",
+             fly_atom_targets(a));
       continue;
     }
     printf("| `%s` | %s | %dx%dx%d | %d | ", a->name, fly_mma_family_name(a->mma), a->m, a->n, a->k,

@@ -8,13 +8,15 @@
 #define T(code) (1u << FLY_TYPE_##code)
 
 static const FlyAtom atoms[] = {
-#define FLY_COPY_ATOM(id, name, family, feature, widths)                                           \
+#define FLY_COPY_ATOM(id, name, family, feature, widths, src_tv, dst_tv)                           \
   {FLY_ATOM_##id,                                                                                  \
    name,                                                                                           \
    FLY_ATOM_COPY,                                                                                  \
    FLY_COPY_##family,                                                                              \
    FLY_FEATURE_##feature,                                                                          \
    widths,                                                                                         \
+   src_tv,                                                                                         \
+   dst_tv,                                                                                         \
    0,                                                                                              \
    0,                                                                                              \
    0,                                                                                              \
@@ -24,8 +26,22 @@ static const FlyAtom atoms[] = {
    FLY_TYPE_NONE,                                                                                  \
    {NULL, NULL, NULL}},
 #define FLY_MMA_ATOM(id, name, family, m, n, k, threads, inputs, acc, tv_a, tv_b, tv_c)            \
-  {FLY_ATOM_##id, name,           FLY_ATOM_MMA,      0, -1, 0, FLY_MMA_##family, m, n, k, threads, \
-   inputs,        FLY_TYPE_##acc, {tv_a, tv_b, tv_c}},
+  {FLY_ATOM_##id,                                                                                  \
+   name,                                                                                           \
+   FLY_ATOM_MMA,                                                                                   \
+   0,                                                                                              \
+   -1,                                                                                             \
+   0,                                                                                              \
+   NULL,                                                                                           \
+   NULL,                                                                                           \
+   FLY_MMA_##family,                                                                               \
+   m,                                                                                              \
+   n,                                                                                              \
+   k,                                                                                              \
+   threads,                                                                                        \
+   inputs,                                                                                         \
+   FLY_TYPE_##acc,                                                                                 \
+   {tv_a, tv_b, tv_c}},
 #define FLY_FEATURE_NONE NONE
 #include "fly_atoms.def"
 #undef FLY_FEATURE_NONE

@@ -21,7 +21,13 @@
   X(UNIVERSAL, "universal", "plain loads and stores, vectorised up to the atom's width")           \
   X(CP_ASYNC, "cp.async",                                                                          \
     "asynchronous copies from global to shared memory, 4, 8 or 16 bytes each; masked "             \
-    "elements are zero-filled")
+    "elements are zero-filled")                                                                    \
+  X(LDMATRIX, "ldmatrix",                                                                          \
+    "a warp's 8x8 matrices of 16-bit elements from shared memory into MMA fragments; each lane "   \
+    "gives the address of one 16-byte row")                                                        \
+  X(STMATRIX, "stmatrix",                                                                          \
+    "a warp's 8x8 matrices of 16-bit elements from MMA fragments into shared memory; each lane "   \
+    "gives the address of one 16-byte row")
 
 typedef enum FlyCopyFamily {
 #define X(id, name, doc) FLY_COPY_##id,
@@ -52,6 +58,10 @@ typedef struct FlyAtom {
   FlyCopyFamily copy;
   int feature;     /* a FlyFeature the target needs, or -1 */
   unsigned widths; /* bit b: a copy of 2^b bits is allowed */
+  /* Warp-wide copies (ldmatrix, stmatrix): (lane, value) -> the element of
+     the atom's matrices the lane gives or takes, on the source and on the
+     destination side (layout text); NULL for a copy each thread does alone. */
+  const char *src_tv, *dst_tv;
   /* MMA atoms. */
   FlyMmaFamily mma;
   int m, n, k;
@@ -77,6 +87,11 @@ bool fly_atom_available(const FlyAtom *a, const FlyTarget *t);
 const char *fly_atom_targets(const FlyAtom *a);
 /* Whether an MMA atom multiplies operands of type code c. */
 static inline bool fly_atom_takes(const FlyAtom *a, FlyTypeCode c) { return (a->inputs >> c) & 1u; }
+
+/* Whether a copy atom moves a warp's 8x8 matrices (ldmatrix, stmatrix). */
+static inline bool fly_atom_is_matrix(const FlyAtom *a) {
+  return a->kind == FLY_ATOM_COPY && (a->copy == FLY_COPY_LDMATRIX || a->copy == FLY_COPY_STMATRIX);
+}
 
 const char *fly_copy_family_name(FlyCopyFamily f);
 const char *fly_copy_family_doc(FlyCopyFamily f);

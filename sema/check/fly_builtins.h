@@ -73,6 +73,24 @@ const FlyLayout *fly_tensor_probe(FlyInterp *I, const FlyTensor *t, FlyProbe *p)
 const FlyVal *fly_tensor_unprobe(FlyInterp *I, const FlyVal *like, const FlyLayout *R,
                                  const FlyProbe *p, const FlyNode *at);
 
+/* What a tiled MMA does with one operand ('A', 'B' or 'C'): the atom's
+   tile of it (rows by columns: M x K for A, N x K for B, M x N for C), how
+   many warps repeat that tile along each, and the atom's TV layout for it
+   (fly_builtins_atoms.c). */
+typedef struct FlyMmaOperand {
+  int64_t rows, cols, warp_rows, warp_cols;
+  const char *tv;
+} FlyMmaOperand;
+FlyMmaOperand fly_mma_operand(FlyInterp *I, const FlyObject *mma, char operand);
+
+/* Whether a shared tile of layout L (swizzled in runs of `run` elements,
+   or 0) gives each lane of a warp-wide tiled copy (ldmatrix) whole 16-byte
+   rows, aligned: its shared side (the source, or the destination when
+   rows_are_dst) in 8 consecutive elements from a multiple of 8
+   (fly_builtins_matrix.c). */
+bool fly_matrix_rows_fit(FlyInterp *I, const FlyLayout *L, int run, const FlyTvLayout *tv,
+                         bool rows_are_dst);
+
 /* ceil_div(a, b) of tuples, CuTe's (fly_builtins_algebra.c). */
 const FlyVal *fly_ceil_div_tuples(FlyInterp *I, const FlyArgs *a);
 

@@ -106,6 +106,9 @@ const FlyVal *fly_builtin_copy_atom(FlyInterp *I, const FlyArgs *a) {
   if (t->kind != FLY_TY_SCALAR || t->code == FLY_TYPE_I1)
     return fly_err(I, a->node[1], "a copy atom copies numbers, not %s", fly_type_str(&I->A, t));
   int eb = fly_type_bits(t);
+  if (fly_atom_is_matrix(atom) && eb != 16)
+    return fly_err(I, a->node[1], "%s moves 16-bit elements (f16, bf16, i16), not %s", atom->name,
+                   fly_type_str(&I->A, t));
   if (bits % eb != 0)
     return fly_err(I, a->call, "a copy of %d bits cannot move whole %s elements (%d bits each)",
                    bits, fly_type_str(&I->A, t), eb);
@@ -169,6 +172,11 @@ const FlyVal *fly_builtin_tiled_copy(FlyInterp *I, const FlyArgs *a) {
   if (atom->kind != FLY_V_OBJECT || atom->object.kind != FLY_OBJ_COPY_ATOM)
     return fly_err(I, a->node[0], "tiled_copy takes a copy atom, not %s",
                    fly_val_describe(&I->A, atom));
+  if (fly_atom_is_matrix(atom->object.atom))
+    return fly_err(I, a->node[0],
+                   "%s is a warp's copy of 8x8 matrices: lay it over an MMA with "
+                   "tiled_copy_A/B/C(atom, mma), or let smem_copy_A/B/C(mma, s) choose it",
+                   atom->object.atom->name);
   const FlyLayout *thr = fly_arg_layout(I, a, 1, "the thread layout of a tiled copy");
   const FlyLayout *val = thr ? fly_arg_layout(I, a, 2, "the value layout of a tiled copy") : NULL;
   if (!val)
@@ -295,7 +303,11 @@ static const FlyVal *copy_partition(FlyInterp *I, const FlyArgs *a, const char *
   const FlyVal *t = thr ? fly_arg_tensor(I, a, 1, fn) : NULL;
   if (!t)
     return NULL;
-  const FlyTvLayout *tv = thr->base->object.tv;
+  FlyTvLayout side = *thr->base->object.tv;
+  /* A warp-wide copy's destination has its own layout (fly_layout_tv.h). */
+  if (fn[strlen(fn) - 1] == 'D' && side.dst)
+    side.tv = side.dst;
+  const FlyTvLayout *tv = &side;
   int64_t threads;
   if (!fly_tuple_product(&I->A, tv->tv->shape->elem[0], &threads))
     return fly_err_algebra(I, a->call);
@@ -338,21 +350,19 @@ const FlyVal *fly_builtin_partition_S(FlyInterp *I, const FlyArgs *a) {
                         a->call);
 }
 const FlyVal *fly_builtin_partition_D(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *thr = a->v[0];
+  if (fly_is_identity(a->v[1]) && thr->kind == FLY_V_OBJECT &&
+      thr->object.kind == FLY_OBJ_THR_COPY && thr->object.base->object.tv->dst)
+    return fly_err(I, a->node[1],
+                   "a warp-wide copy's destination is not partitioned by coordinates; "
+                   "partition an identity tensor with its source (partition_S)");
   if (fly_is_identity(a->v[1]))
     return identity_partition(I, a, "partition_D");
   return fly_emit_value(I, copy_partition(I, a, "partition_D"), FLY_OPCODE_PARTITION_D, 2, a->v,
                         a->call);
 }
 
-/* What a tiled MMA does with one operand: the atom's tile of it (rows by
-   columns: M x K for A, N x K for B, M x N for C), how many warps repeat
-   that tile along each, and the atom's TV layout for it. */
-typedef struct MmaOperand {
-  int64_t rows, cols, warp_rows, warp_cols;
-  const char *tv;
-} MmaOperand;
-
-static MmaOperand mma_operand(FlyInterp *I, const FlyObject *mma, char operand) {
+FlyMmaOperand fly_mma_operand(FlyInterp *I, const FlyObject *mma, char operand) {
   const FlyAtom *atom = mma->base->object.atom;
   const FlyTuple *shape = mma->layout->shape;
   int64_t wm = 1, wn = 1;
@@ -363,8 +373,8 @@ static MmaOperand mma_operand(FlyInterp *I, const FlyObject *mma, char operand) 
   } else {
     wm = shape->value;
   }
-  MmaOperand o = {operand == 'B' ? atom->n : atom->m, operand == 'C' ? atom->n : atom->k,
-                  operand == 'B' ? wn : wm, operand == 'C' ? wn : 1, atom->tv[operand - 'A']};
+  FlyMmaOperand o = {operand == 'B' ? atom->n : atom->m, operand == 'C' ? atom->n : atom->k,
+                     operand == 'B' ? wn : wm, operand == 'C' ? wn : 1, atom->tv[operand - 'A']};
   return o;
 }
 
@@ -382,7 +392,7 @@ static FlyTiler *tiler2(FlyInterp *I, int64_t a, int64_t b) {
    tiles dealt out to the warps; the result is (the atom's values, tiles
    along R, tiles along C), whichever thread it is. */
 static FlyLayout *mma_values(FlyInterp *I, const FlyLayout *L, const FlyObject *mma, char operand) {
-  MmaOperand op = mma_operand(I, mma, operand);
+  FlyMmaOperand op = fly_mma_operand(I, mma, operand);
   const char *text = op.tv;
   FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
   FlyTiler *T = tv ? tiler2(I, op.rows, op.cols) : NULL;
@@ -401,7 +411,7 @@ static FlyLayout *mma_values(FlyInterp *I, const FlyLayout *L, const FlyObject *
    only known in part: the atom's values, then a tile count per mode. */
 static const FlyVal *mma_values_shape(FlyInterp *I, const FlyVal *t, const FlyObject *mma,
                                       char operand, const FlyNode *at) {
-  MmaOperand op = mma_operand(I, mma, operand);
+  FlyMmaOperand op = fly_mma_operand(I, mma, operand);
   int64_t step[2] = {op.rows * op.warp_rows, op.cols * op.warp_cols};
   const char *text = op.tv;
   FlyLayout *tv = fly_parse_layout(&I->A, text, strlen(text));
@@ -432,7 +442,7 @@ static const FlyVal *mma_values_shape(FlyInterp *I, const FlyVal *t, const FlyOb
 /* Every mode the MMA tiles must be a whole number of its tiles. */
 static bool mma_fits(FlyInterp *I, const FlyVal *t, const FlyObject *mma, char operand,
                      const FlyNode *at) {
-  MmaOperand op = mma_operand(I, mma, operand);
+  FlyMmaOperand op = fly_mma_operand(I, mma, operand);
   int64_t step[2] = {op.rows * op.warp_rows, op.cols * op.warp_cols};
   const char *dims = operand == 'A' ? "MK" : operand == 'B' ? "NK" : "MN";
   if (fly_tensor_rank(t) < 2) {
@@ -518,6 +528,70 @@ const FlyVal *fly_builtin_retile(FlyInterp *I, const FlyArgs *a) {
 
 /* ---- copy and gemm ----------------------------------------------------------------------- */
 
+/* The values a lane of a warp-wide atom gives (rows: 8 a 16-byte row) or
+   holds in registers, per instruction. */
+static int64_t matrix_values(FlyInterp *I, const FlyAtom *row, bool registers) {
+  bool st = row->copy == FLY_COPY_STMATRIX;
+  const char *text = registers == st ? row->src_tv : row->dst_tv;
+  FlyLayout *L = fly_parse_layout(&I->A, text, strlen(text));
+  FlyLayout *v = L ? fly_layout_get(&I->A, L, 1) : NULL;
+  int64_t n = 0;
+  return v && fly_layout_size(&I->A, v, &n) ? n : 0;
+}
+
+/* copy with ldmatrix or stmatrix: a tiled copy of tiled_copy_A/B/C, one side
+   shared memory in whole 16-byte rows, the other registers. */
+static const FlyVal *matrix_copy(FlyInterp *I, const FlyArgs *a, const FlyAtom *row,
+                                 const FlyTvLayout *tv) {
+  if (!tv || !tv->dst)
+    return fly_err(I, a->node[0],
+                   "%s is a warp's copy of 8x8 matrices: lay it over an MMA with "
+                   "tiled_copy_A/B/C(atom, mma), or let smem_copy_A/B/C(mma, s) choose it",
+                   row->name);
+  bool ld = row->copy == FLY_COPY_LDMATRIX;
+  int si = ld ? 1 : 2, ri = ld ? 2 : 1;
+  const FlyVal *s = a->v[si], *r = a->v[ri];
+  if (s->tensor.space != FLY_SPACE_SHARED)
+    return fly_err(I, a->node[si], "%s copies %s shared memory; this %s is %s", row->name,
+                   ld ? "from" : "into", ld ? "source" : "destination", fly_val_describe(&I->A, s));
+  if (r->tensor.space != FLY_SPACE_REGISTER)
+    return fly_err(I, a->node[ri], "%s copies %s registers (an MMA's fragment); this %s is %s",
+                   row->name, ld ? "into" : "from", ld ? "destination" : "source",
+                   fly_val_describe(&I->A, r));
+  if (a->n > 3 || fly_arg_named(a, "fill", NULL))
+    return fly_err(I, a->call, "%s is not predicated: a warp copies whole matrices", row->name);
+  int64_t ns, nr, rows = matrix_values(I, row, false), regs = matrix_values(I, row, true);
+  if (!rows || !regs)
+    return fly_err_algebra(I, a->call);
+  if (!fly_tensor_static_size(I, s, &ns) || !fly_tensor_static_size(I, r, &nr))
+    return fly_err(I, a->call, "%s needs tensors whose sizes are known at compile time", row->name);
+  if (ns % rows != 0 || nr != ns / rows * regs)
+    return fly_err(I, a->call,
+                   "%s moves %" PRId64 " shared elements a lane for every %" PRId64
+                   " in registers; this copy has %" PRId64 " and %" PRId64
+                   ": pass the tiled copy's partition of the tile and the MMA's fragment",
+                   row->name, rows, regs, ns, nr);
+  /* Each 8 shared values of a thread one 16-byte row, where the compiler
+     sees the layout now (the lowering checks the rest). */
+  FlyProbe p;
+  const FlyLayout *L = fly_tensor_probe(I, &s->tensor, &p);
+  if (L && !p.n) {
+    for (int64_t k = 0; k < ns; k++) {
+      int64_t x, first;
+      if (!fly_layout_eval(&I->A, L, k, &x) || !fly_layout_eval(&I->A, L, k - k % 8, &first))
+        return fly_err_algebra(I, a->call);
+      if (x != first + k % 8)
+        return fly_err(I, a->node[si],
+                       "%s %s rows of 8 consecutive 16-bit elements, but elements %" PRId64
+                       "..%" PRId64 " of this thread's part of the tile are not consecutive; "
+                       "a tile of the other major order needs the _trans atom (smem_copy_A/B/C "
+                       "chooses it)",
+                       row->name, ld ? "reads" : "writes", k - k % 8, k - k % 8 + 7);
+    }
+  }
+  return fly_emit_effect(I, FLY_OPCODE_COPY, 3, a->v, a->call) ? fly_val_none() : NULL;
+}
+
 const FlyVal *fly_builtin_copy(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *atom = a->v[0];
   bool tiled = atom->kind == FLY_V_OBJECT && atom->object.kind == FLY_OBJ_TILED_COPY;
@@ -544,10 +618,12 @@ const FlyVal *fly_builtin_copy(FlyInterp *I, const FlyArgs *a) {
     if (!fly_type_equal(a->v[i]->tensor.elem, elem))
       return fly_err(I, a->node[i], "the copy atom moves %s, but this tensor holds %s",
                      fly_type_str(&I->A, elem), fly_type_str(&I->A, a->v[i]->tensor.elem));
+  const FlyAtom *row = tiled ? atom->object.base->object.atom : atom->object.atom;
+  if (fly_atom_is_matrix(row))
+    return matrix_copy(I, a, row, tiled ? atom->object.tv : NULL);
   int64_t ns, nd;
   if (fly_tensor_static_size(I, src, &ns) && fly_tensor_static_size(I, dst, &nd) && ns != nd)
     return fly_err(I, a->call, "copy from %" PRId64 " elements to %" PRId64 " elements", ns, nd);
-  const FlyAtom *row = tiled ? atom->object.base->object.atom : atom->object.atom;
   bool async = row->kind == FLY_ATOM_COPY && row->copy == FLY_COPY_CP_ASYNC;
   if (async && src->tensor.space != FLY_SPACE_GLOBAL)
     return fly_err(I, a->node[1], "%s copies from global memory; this source is %s", row->name,

@@ -36,6 +36,7 @@ typedef enum FlyMmaFamily {
 #define FLY_FEATURES(X)                                                                            \
   X(CP_ASYNC, "cp_async", "asynchronous copies from global to shared memory (cp.async)")           \
   X(LDMATRIX, "ldmatrix", "matrix loads from shared memory into MMA fragments (ldmatrix)")         \
+  X(STMATRIX, "stmatrix", "matrix stores from MMA fragments into shared memory (stmatrix)")        \
   X(TMA, "tma", "the tensor memory accelerator (cp.async.bulk.tensor) and mbarrier")               \
   X(CLUSTER, "cluster", "thread-block clusters and distributed shared memory")                     \
   X(SETMAXNREG, "setmaxnreg", "moving registers between warpgroups (setmaxnreg)")                  \

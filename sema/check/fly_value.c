@@ -670,6 +670,10 @@ static void put_object(FlyStrBuf *sb, const FlyObject *o) {
     }
     fly_sb_puts(sb, "tv = ");
     fly_sb_puts(sb, fly_layout_str(sb->A, o->tv->tv));
+    if (o->tv->dst) {
+      fly_sb_puts(sb, ", dst = ");
+      fly_sb_puts(sb, fly_layout_str(sb->A, o->tv->dst));
+    }
     fly_sb_puts(sb, ", tile = ");
     fly_sb_puts(sb, fly_tuple_str(sb->A, o->tv->tile));
     fly_sb_putc(sb, ')');

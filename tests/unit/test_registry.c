@@ -68,6 +68,23 @@ static void atom_shapes_are_consistent(void **state) {
   }
 }
 
+/* A copy atom has source and destination TV layouts exactly when a warp
+   makes it together (ldmatrix, stmatrix), and those need a feature. */
+static void warp_copies_have_layouts(void **state) {
+  (void)state;
+  for (int i = 0; fly_atom_at(i); i++) {
+    const FlyAtom *a = fly_atom_at(i);
+    if (a->kind != FLY_ATOM_COPY)
+      continue;
+    assert_int_equal(a->src_tv != NULL, fly_atom_is_matrix(a));
+    assert_int_equal(a->dst_tv != NULL, fly_atom_is_matrix(a));
+    if (fly_atom_is_matrix(a)) {
+      assert_true(a->feature >= 0);
+      assert_int_equal(a->widths, 1u << 7);
+    }
+  }
+}
+
 static void builtins_are_listed_once(void **state) {
   (void)state;
   int functions = 0, runtime = 0;
@@ -104,6 +121,7 @@ int main(void) {
       cmocka_unit_test(atoms_are_found_by_name),
       cmocka_unit_test(atoms_run_where_their_family_is),
       cmocka_unit_test(atom_shapes_are_consistent),
+      cmocka_unit_test(warp_copies_have_layouts),
       cmocka_unit_test(builtins_are_listed_once),
       cmocka_unit_test(opcodes_have_names),
   };

@@ -67,8 +67,9 @@ syn match   flyBuiltinFunction "\<\%(shuffle_down\|vote_any\|vote_all\|ballot\|a
 syn match   flyBuiltinFunction "\<\%(atomic_umin\|atomic_umax\|atomic_and\|atomic_or\|atomic_xor\|atomic_exch\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(atomic_cas\|fence\|load\|store\|zeros_like\|universal\|copy_atom\|tensor_map\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(tma_bytes\|tma_load\|tma_store\|tma_store_commit\|tma_store_wait\|mma_atom\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(tiled_copy\|tiled_mma\|partition_S\|partition_D\|partition_A\|partition_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_C\|partition_fragment_A\|partition_fragment_B\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tiled_copy\|tiled_copy_A\|tiled_copy_B\|tiled_copy_C\|smem_copy_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(smem_copy_B\|smem_copy_C\|tiled_mma\|partition_S\|partition_D\|partition_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_B\|partition_C\|partition_fragment_A\|partition_fragment_B\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(partition_fragment_C\|retile\|make_identity_tensor\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
