@@ -104,6 +104,9 @@ const FlyVal *fly_identity_index(FlyInterp *I, const FlyVal *t, const FlyVal *re
                                  const FlyVal *crd, const FlyNode *at);
 const FlyVal *fly_identity_partition(FlyInterp *I, const FlyVal *t, const FlyVal *result,
                                      const FlyObject *thr, const FlyNode *at);
+/* The same for a thread of a tiled MMA partitioning operand A, B or C. */
+const FlyVal *fly_identity_mma_partition(FlyInterp *I, const FlyVal *t, const FlyVal *result,
+                                         const FlyObject *thr, char operand, const FlyNode *at);
 const FlyVal *fly_identity_load(FlyInterp *I, const FlyVal *t, const FlyNode *at);
 const FlyVal *fly_elem_less_runtime(FlyInterp *I, const FlyVal *c, const FlyVal *s,
                                     const FlyNode *at);

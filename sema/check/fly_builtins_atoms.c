@@ -510,8 +510,13 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
       I, t, sh, fly_runtime_like(I, sh, a->call, "a stride chosen by the MMA's partition"));
 }
 
+/* An identity tensor's partition moves its origin to the thread's first
+   coordinate (a data tensor's pointer moves in the lowering). */
 #define MMA_PARTITION(op, frag, name, ID)                                                          \
   const FlyVal *fly_builtin_##name(FlyInterp *I, const FlyArgs *a) {                               \
+    if (!(frag) && a->n > 1 && fly_is_identity(a->v[1]))                                           \
+      return fly_identity_mma_partition(I, a->v[1], mma_partition(I, a, op, frag),                 \
+                                        &a->v[0]->object, op, a->call);                            \
     return fly_emit_value(I, mma_partition(I, a, op, frag), FLY_OPCODE_##ID, 2, a->v, a->call);    \
   }
 MMA_PARTITION('A', false, partition_A, PARTITION_A)

@@ -17,7 +17,9 @@
  * arithmetic. Identity tensors themselves are never traced. */
 #include <string.h>
 
+#include "fly_atom.h"
 #include "fly_builtins.h"
+#include "fly_layout_text.h"
 #include "fly_interp.h"
 #include "fly_layout_tv.h"
 #include "fly_symbolic.h"
@@ -243,6 +245,57 @@ const FlyVal *fly_identity_partition(FlyInterp *I, const FlyVal *t, const FlyVal
     e[i] = x->kind == FLY_V_INT ? fly_tuple_int(&I->A, x->i) : fly_tuple_dynamic(&I->A, x);
   }
   FlyTuple *c = r == 1 ? e[0] : fly_tuple_seq(&I->A, r, e);
+  return c ? moved(I, t, result, c, at) : NULL;
+}
+
+const FlyVal *fly_identity_mma_partition(FlyInterp *I, const FlyVal *t, const FlyVal *result,
+                                         const FlyObject *thr, char operand, const FlyNode *at) {
+  if (!result)
+    return NULL;
+  /* As the lowering places a tiled MMA's thread (fly_lower_views.c): its
+     lane's first value in the atom's tile of the operand (the TV layout's
+     thread mode), plus its warp's tile, the warps laid out column-major
+     over the tiles. */
+  const FlyObject *mma = &thr->base->object;
+  const FlyAtom *atom = mma->base->object.atom;
+  FlyMmaOperand op = fly_mma_operand(I, mma, operand);
+  FlyLayout *tv = fly_parse_layout(&I->A, op.tv, strlen(op.tv));
+  if (!tv)
+    return fly_err_algebra(I, at);
+  const FlyTuple *ts = tv->shape->kind == FLY_TUPLE_SEQ ? tv->shape->elem[0] : tv->shape;
+  const FlyTuple *td = tv->stride->kind == FLY_TUPLE_SEQ ? tv->stride->elem[0] : tv->stride;
+  int64_t wm = 1, wn = 1;
+  const FlyTuple *ws = mma->layout->shape;
+  if (ws->kind == FLY_TUPLE_SEQ) {
+    fly_tuple_product(&I->A, ws->elem[0], &wm);
+    if (ws->n > 1)
+      fly_tuple_product(&I->A, ws->elem[1], &wn);
+  } else {
+    wm = ws->value;
+  }
+  Arith ar = {I, at};
+  FlySymOps o = ops_of(&ar);
+  FlySym thread =
+      thr->thread->kind == FLY_V_INT ? fly_sym_const(thr->thread->i) : fly_sym_handle(thr->thread);
+  FlySym lane = fly_sym_rem(&o, thread, fly_sym_const(atom->threads));
+  FlySym warp = fly_sym_div(&o, thread, fly_sym_const(atom->threads));
+  FlySym warp_m = fly_sym_rem(&o, warp, fly_sym_const(wm));
+  FlySym warp_n = fly_sym_rem(&o, fly_sym_div(&o, warp, fly_sym_const(wm)), fly_sym_const(wn));
+  FlySym k = fly_sym_index(&o, lane, ts, td);
+  FlySym crd[2] = {fly_sym_rem(&o, k, fly_sym_const(op.rows)),
+                   fly_sym_div(&o, k, fly_sym_const(op.rows))};
+  crd[0] = fly_sym_add(&o, crd[0],
+                       fly_sym_mul(&o, operand == 'B' ? warp_n : warp_m, fly_sym_const(op.rows)));
+  if (operand == 'C')
+    crd[1] = fly_sym_add(&o, crd[1], fly_sym_mul(&o, warp_n, fly_sym_const(op.cols)));
+  FlyTuple *e[2];
+  for (int i = 0; i < 2; i++) {
+    const FlyVal *x = sym_val(I, crd[i]);
+    if (!x)
+      return NULL;
+    e[i] = x->kind == FLY_V_INT ? fly_tuple_int(&I->A, x->i) : fly_tuple_dynamic(&I->A, x);
+  }
+  FlyTuple *c = fly_tuple_seq(&I->A, 2, e);
   return c ? moved(I, t, result, c, at) : NULL;
 }
 

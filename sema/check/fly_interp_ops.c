@@ -270,12 +270,43 @@ static const FlyVal *static_equality(FlyInterp *I, FlyOp op, const FlyVal *a, co
   return fly_val_bool(op == FLY_OP_EQ ? eq : !eq);
 }
 
+static bool has_runtime_leaf(const FlyVal *v) {
+  if (v->kind == FLY_V_TUPLE) {
+    for (int i = 0; i < v->n; i++)
+      if (has_runtime_leaf(v->elems[i]))
+        return true;
+    return false;
+  }
+  return v->kind == FLY_V_RUNTIME;
+}
+
+/* t == u (or !=) of tuples with runtime leaves, such as shape(C) == (M, N)
+   in a launch block: tuples of one structure compare leaf by leaf, a
+   runtime bool; tuples of different lengths are never equal. */
+static const FlyVal *runtime_tuple_equality(FlyInterp *I, FlyOp op, const FlyVal *a,
+                                            const FlyVal *b, const FlyNode *at) {
+  bool eq = op == FLY_OP_EQ;
+  if (a->kind != FLY_V_TUPLE || b->kind != FLY_V_TUPLE)
+    return a->kind == b->kind ? runtime_binary(I, op, a, b, at) : fly_val_bool(!eq);
+  if (a->n != b->n)
+    return fly_val_bool(!eq);
+  const FlyVal *all = fly_val_bool(eq);
+  for (int i = 0; i < a->n && all; i++) {
+    const FlyVal *x = fly_binary(I, op, a->elems[i], b->elems[i], at);
+    all = x ? fly_binary(I, eq ? FLY_OP_AND : FLY_OP_OR, all, x, at) : NULL;
+  }
+  return all;
+}
+
 const FlyVal *fly_binary(FlyInterp *I, FlyOp op, const FlyVal *a, const FlyVal *b,
                          const FlyNode *at) {
   if (!a || !b)
     return NULL;
   bool tuples = a->kind == FLY_V_TUPLE || b->kind == FLY_V_TUPLE || a->kind == FLY_V_BASIS ||
                 b->kind == FLY_V_BASIS;
+  if (tuples && (op == FLY_OP_EQ || op == FLY_OP_NE) &&
+      (has_runtime_leaf(a) || has_runtime_leaf(b)))
+    return runtime_tuple_equality(I, op, a, b, at);
   if (tuples && op != FLY_OP_EQ && op != FLY_OP_NE)
     return fly_tuple_binary(I, op, a, b, at);
   if (a->kind == FLY_V_RUNTIME || b->kind == FLY_V_RUNTIME)

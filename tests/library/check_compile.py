@@ -7,14 +7,17 @@ and its code is what the kernel promises, read off the assembly:
   specialisation's VEC elements are 16 bytes;
 * no local memory on NVIDIA (no .local in the PTX; with ptxas present, `ptxas
   -v` reports no spill stores and no stack frame) and no scratch on AMD
-  (.private_segment_fixed_size 0).
+  (.private_segment_fixed_size 0);
+* the instructions a kernel's registry entry lists in "ptx_has" (the GEMM's
+  wgmma, TMA, mbarrier and setmaxnreg), and no wgmma serialised by ptxas.
 
     check_compile.py FLYC [--all] [--kernel NAME]
 
 The specialisations checked are, for each kernel and each combination of its
 consts other than CAP, the smallest, a middle and the largest CAP of its
 ahead-of-time list (every one with --all); kernels without CAP, all of them.
-A target a kernel does not list (fp8 where sm_80 has none) is skipped. Exit
+A target a kernel does not list (fp8 where sm_80 has none) is skipped; a
+kernel's "check_targets" replace the four (the GEMM: sm_90a). Exit
 status 0 when all hold, 1 otherwise.
 """
 from __future__ import annotations
@@ -84,6 +87,9 @@ def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict
             fails.append(f"{what}: no 16-byte global load (ld.global.v4) in the PTX")
         if re.search(r"\.local\b|__local_depot", asm):
             fails.append(f"{what}: the PTX uses local memory")
+        for want in entry.get("ptx_has", []):
+            if want not in asm:
+                fails.append(f"{what}: no {want} in the PTX")
         if ptxas:
             with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
                 f.write(asm)
@@ -97,6 +103,10 @@ def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict
             m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores", q.stdout)
             if m and (int(m.group(1)) or int(m.group(2))):
                 fails.append(f"{what}: ptxas -v: {m.group(0)}")
+            # wgmma's accumulators touched while an MMA is in flight: ptxas
+            # then serialises the MMAs (its note C7514).
+            if "wgmma.mma_async instructions are serialized" in q.stdout:
+                fails.append(f"{what}: ptxas serialises the wgmma MMAs:\n{q.stdout}")
     else:
         if wide and not WIDE_AMD.search(asm):
             fails.append(f"{what}: no 16-byte global load (global_load_dwordx4) in the GCN")

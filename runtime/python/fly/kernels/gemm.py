@@ -1,0 +1,95 @@
+"""Matrix multiplies (kernels/gemm/): D = A · B on Hopper's fast path (TMA,
+wgmma, a producer warpgroup feeding consumer warpgroups through mbarriers).
+
+    d = fly.kernels.gemm(a, b)            # a (M, K), b (K, N): a @ b
+
+a is read K-contiguous (rows of a) and b K-contiguous too, so b is most
+often a transposed view of an (N, K) weight, `w.t()`, as torch's linear
+layers keep theirs. Other strides are copied to that form first (one
+extra pass over the operand). TMA reads rows whose byte stride is a
+multiple of 16: an operand whose rows are not (K % 8 for 16-bit types) is
+copied into a buffer whose rows are; what lies past K in a row is never
+read (TMA fills zeros past the tensor's end).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..errors import FlyError, Status
+from ._library import kernel
+from ._rows import accepts_dlpack, check_device, fly_type, sm_count
+
+_INPUTS = ("bf16", "f16")
+_OUTPUTS = ("bf16", "f16", "f32")
+
+
+def _k_major(x: Any, k_dim: int, pad: int) -> Any:
+    """x as (rows, K) with K contiguous and a row stride that is a multiple
+    of `pad` elements: a view of x where it already is, else a copy."""
+    import torch
+
+    other = 1 - k_dim
+    k = x.shape[k_dim]
+    if x.stride(k_dim) == 1 and x.stride(other) % pad == 0 and x.data_ptr() % 16 == 0:
+        return x.t() if k_dim == 0 else x
+    kp = -(-k // pad) * pad
+    buf = torch.empty((x.shape[other], kp), dtype=x.dtype, device=x.device)[:, :k]
+    buf.copy_(x.t() if k_dim == 0 else x)
+    return buf
+
+
+def _tile(m: int, n: int, sms: int) -> dict[str, int]:
+    """The tile of the kernel for a product of M x N on sms
+    multiprocessors: 128 x 256 where its tiles fill at least half of them
+    (measured fastest on an H100 from 1024 rows up), else 128 x 128 where
+    those fill them all, else 64 x 128 (few rows: more tiles, one consumer
+    warpgroup)."""
+    if -(-m // 128) * -(-n // 256) >= sms // 2:
+        return {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4}
+    if m > 64 and -(-m // 128) * -(-n // 128) >= sms:
+        return {"BM": 128, "BN": 128, "BK": 64, "STAGES": 6}
+    return {"BM": 64, "BN": 128, "BK": 64, "STAGES": 6}
+
+
+@accepts_dlpack
+def gemm(a: Any, b: Any, *, out: Optional[Any] = None, out_dtype: Optional[Any] = None) -> Any:
+    """a @ b for a (M, K) and b (K, N) of bfloat16 or float16, f32
+    accumulation; the result (M, N) of out_dtype (a's type by default;
+    bfloat16, float16 or float32), written to out when given (any row
+    stride, columns contiguous)."""
+    import torch
+
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise FlyError(f"gemm: a is (M, K) and b (K, N), not {tuple(a.shape)} and "
+                       f"{tuple(b.shape)}", Status.ARGUMENTS)
+    if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
+        raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
+                       f"{b.dtype}", Status.ARGUMENTS)
+    check_device(a, b)
+    m, k = a.shape
+    n = b.shape[1]
+    od = out_dtype or (out.dtype if out is not None else a.dtype)
+    if fly_type(od) not in _OUTPUTS:
+        raise FlyError(f"gemm: out_dtype is bfloat16, float16 or float32, not {od}",
+                       Status.ARGUMENTS)
+    if out is None:
+        out = torch.empty((m, n), dtype=od, device=a.device)
+    elif tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
+        raise FlyError(f"gemm: out is ({m}, {n}) of {od} with contiguous columns, not "
+                       f"{tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
+                       Status.ARGUMENTS)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    pad = 16 // a.element_size()
+    A = _k_major(a, 1, pad)
+    B = _k_major(b, 0, pad)  # (N, K)
+    # Pairs of outputs stored at once where D's width, start and rows are even.
+    pair = (n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and
+            out.stride(0) % 2 == 0)
+    sms = sm_count(a.device)
+    consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **_tile(m, n, sms), "PAIR": pair}
+    # A persistent grid: one block per multiprocessor.
+    kernel("gemm", consts, a.device)(A, B, out, sms)
+    return out

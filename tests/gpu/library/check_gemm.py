@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""GPU checks of kernels/gemm through fly.kernels.gemm: D = A @ B against a
+float64 PyTorch reference on fresh random inputs, over M, N, K from 1 to
+8192 (odd sizes that leave partial tiles of M, N and K, K not a multiple
+of 8 that forces a copy), A and B as row-major, transposed and padded-row
+views, offset outputs with padded rows, all three output types; outputs
+poisoned with NaN inside guard regions that must be untouched afterwards.
+
+Tolerance: the products are exact in f32 and summed in f32 in an order
+the reference does not follow, then rounded once to the output type. With
+inputs of magnitude ~1 the sum's error is below K * 2^-24 * sum |a b|;
+relative to the typical magnitude sqrt(K) of the result that is
+sqrt(K) 2^-24, far below the output's rounding: the check allows the
+output type's rounding (TOL of common.py) relative to sum_k |a_ik b_kj|,
+the magnitude of the terms, plus 1e-5 of it for the f32 sum.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Checks, Guarded, need_gpu, rand, tol  # noqa: E402
+
+need_gpu()
+import torch  # noqa: E402
+
+import fly.kernels as fk  # noqa: E402
+from fly import FlyError  # noqa: E402
+
+SIZES = [1, 17, 1000, 4095, 4097, 8192]
+# (M, N, K): every size in each position with the others moderate, a few
+# large products, and the smallest.
+SHAPES = sorted({(m, 256, 512) for m in SIZES} | {(256, n, 512) for n in SIZES} |
+                {(256, 256, k) for k in SIZES} |
+                {(1, 1, 1), (17, 17, 17), (4097, 4095, 1000), (8192, 8192, 8192),
+                 (1000, 4097, 4095)})
+
+
+def reference(a, b):
+    return a.to(torch.float64) @ b.to(torch.float64), a.abs().to(torch.float64) @ b.abs().to(
+        torch.float64)
+
+
+def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form: str,
+        offset: int, pad: int) -> None:
+    # A: (M, K) row-major, or a transposed view of a (K, M) tensor.
+    a = rand((m, k) if a_form == "rows" else (k, m), dtype)
+    a = a if a_form == "rows" else a.t()
+    # B: (K, N) as a transposed view of an (N, K) weight (the usual case),
+    # or row-major (N contiguous: copied to K-major by the wrapper), or
+    # padded rows of an (N, K + 8) weight.
+    if b_form == "weight":
+        b = rand((n, k), dtype).t()
+    elif b_form == "rows":
+        b = rand((k, n), dtype)
+    else:
+        b = rand((n, k + 8), dtype)[:, :k].t()
+    d = Guarded((m, n), out_dtype, offset=offset, row_stride=n + pad)
+    fk.gemm(a, b, out=d.tensor)
+    torch.cuda.synchronize()
+    ref, mag = reference(a, b)
+    atol, rtol = tol(out_dtype)
+    what = (f"{m}x{n}x{k} {str(dtype)[6:]}->{str(out_dtype)[6:]} a:{a_form} b:{b_form} "
+            f"offset {offset} pad {pad}")
+    # |d - ref| <= rtol |ref| + (atol' + 1e-5) * mag, atol' a relative
+    # rounding of the output type applied to the terms' magnitude.
+    err = (d.tensor.to(torch.float64) - ref).abs()
+    allowed = rtol * ref.abs() + (1e-5 + (atol if out_dtype != torch.float32 else 0.0)) * mag
+    bad = (err > allowed) | torch.isnan(d.tensor.to(torch.float64))
+    c.ok(what, not bool(bad.any()) and d.guards_intact(),
+         f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
+         + ("" if d.guards_intact() else ", a guard changed"))
+
+
+def main() -> int:
+    c = Checks("gemm")
+    torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    for (m, n, k) in SHAPES:
+        one(c, m, n, k, torch.bfloat16, torch.bfloat16, "rows", "weight", 0, 0)
+    for dtype, od in ((torch.float16, torch.float16), (torch.bfloat16, torch.float32),
+                      (torch.float16, torch.float32)):
+        one(c, 1000, 4097, 1000, dtype, od, "rows", "weight", 3, 5)
+    for a_form, b_form in (("cols", "weight"), ("rows", "rows"), ("rows", "padded"),
+                           ("cols", "rows")):
+        one(c, 333, 517, 777, torch.bfloat16, torch.bfloat16, a_form, b_form, 1, 8)
+    # Refusals, each naming what is wrong.
+    a = rand((4, 8), torch.bfloat16)
+    c.raises("a and b of different K", lambda: fk.gemm(a, rand((9, 4), torch.bfloat16)), "(K, N)")
+    c.raises("an f32 input", lambda: fk.gemm(a.float(), rand((8, 4), torch.float32)), "bfloat16")
+    c.raises("an out of the wrong shape",
+             lambda: fk.gemm(a, rand((8, 4), torch.bfloat16), out=torch.empty(
+                 (4, 5), dtype=torch.bfloat16, device="cuda")), "out is")
+    try:
+        fk.gemm(a.cpu(), a.t().cpu())
+        c.ok("tensors on the CPU are refused", False, "no error raised")
+    except FlyError as e:
+        c.ok("tensors on the CPU are refused", True, str(e))
+    return c.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
