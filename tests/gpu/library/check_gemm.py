@@ -43,7 +43,7 @@ def reference(a, b):
 
 
 def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form: str,
-        offset: int, pad: int) -> None:
+        offset: int, pad: int, split_k: int = 1) -> None:
     # A: (M, K) row-major, or a transposed view of a (K, M) tensor.
     a = rand((m, k) if a_form == "rows" else (k, m), dtype)
     a = a if a_form == "rows" else a.t()
@@ -57,12 +57,12 @@ def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form
     else:
         b = rand((n, k + 8), dtype)[:, :k].t()
     d = Guarded((m, n), out_dtype, offset=offset, row_stride=n + pad)
-    fk.gemm(a, b, out=d.tensor)
+    fk.gemm(a, b, out=d.tensor, split_k=split_k)
     torch.cuda.synchronize()
     ref, mag = reference(a, b)
     atol, rtol = tol(out_dtype)
     what = (f"{m}x{n}x{k} {str(dtype)[6:]}->{str(out_dtype)[6:]} a:{a_form} b:{b_form} "
-            f"offset {offset} pad {pad}")
+            f"offset {offset} pad {pad}" + (f" split_k {split_k}" if split_k > 1 else ""))
     # |d - ref| <= rtol |ref| + (atol' + 1e-5) * mag, atol' a relative
     # rounding of the output type applied to the terms' magnitude.
     err = (d.tensor.to(torch.float64) - ref).abs()
@@ -84,9 +84,17 @@ def main() -> int:
     for a_form, b_form in (("cols", "weight"), ("rows", "rows"), ("rows", "padded"),
                            ("cols", "rows")):
         one(c, 333, 517, 777, torch.bfloat16, torch.bfloat16, a_form, b_form, 1, 8)
+    # Split K: the parts' sums added in f32, partial parts and tiles.
+    for split, (m, n, k), od in ((2, (16, 4097, 1000), torch.bfloat16),
+                                 (4, (333, 517, 4097), torch.float32),
+                                 (8, (1, 4096, 8192), torch.bfloat16),
+                                 (8, (130, 250, 100), torch.bfloat16)):
+        one(c, m, n, k, torch.bfloat16, od, "rows", "weight", 2, 6, split)
     # Refusals, each naming what is wrong.
     a = rand((4, 8), torch.bfloat16)
     c.raises("a and b of different K", lambda: fk.gemm(a, rand((9, 4), torch.bfloat16)), "(K, N)")
+    c.raises("a split_k of 3", lambda: fk.gemm(a, rand((8, 4), torch.bfloat16), split_k=3),
+             "split_k")
     c.raises("an f32 input", lambda: fk.gemm(a.float(), rand((8, 4), torch.float32)), "bfloat16")
     c.raises("an out of the wrong shape",
              lambda: fk.gemm(a, rand((8, 4), torch.bfloat16), out=torch.empty(
