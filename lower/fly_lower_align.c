@@ -120,6 +120,22 @@ static int64_t gcd(int64_t a, int64_t b) {
 }
 
 /* Whether v (a count of `unit`-byte things) is a multiple of k. */
+static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit);
+
+/* Whether either operand of op is a multiple of k: each tried first
+   without writing anything down, then the one that is, for real. */
+static bool either_divisible(Proof *p, MlirOperation op, int64_t k, int64_t unit) {
+  for (int i = 0; i < 2; i++) {
+    Proof q = {p->b, false, p->visits, p->fixed};
+    if (divisible(&q, mlirOperationGetOperand(op, i), k, unit)) {
+      p->visits = q.visits;
+      return divisible(p, mlirOperationGetOperand(op, i), k, unit);
+    }
+    p->visits = q.visits;
+  }
+  return false;
+}
+
 static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit) {
   if (k <= 1)
     return true;
@@ -158,17 +174,8 @@ static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit) {
       if (constant_of(mlirOperationGetOperand(op, i), &c))
         return c == 0 ||
                divisible(p, mlirOperationGetOperand(op, 1 - i), k / gcd(k, c), unit * gcd(k, c));
-    /* A product is a multiple of k when either factor is: try each, first
-       without writing anything down. */
-    for (int i = 0; i < 2; i++) {
-      Proof q = {p->b, false, p->visits, p->fixed};
-      if (divisible(&q, mlirOperationGetOperand(op, i), k, unit)) {
-        p->visits = q.visits;
-        return divisible(p, mlirOperationGetOperand(op, i), k, unit);
-      }
-      p->visits = q.visits;
-    }
-    return false;
+    /* A product is a multiple of k when either factor is. */
+    return either_divisible(p, op, k, unit);
   }
   if (named(op, "arith.shli") && constant_of(mlirOperationGetOperand(op, 1), &c) && c >= 0 &&
       c < 62) {
@@ -190,15 +197,7 @@ static bool divisible(Proof *p, MlirValue v, int64_t k, int64_t unit) {
     for (int i = 0; i < 2; i++)
       if (constant_of(mlirOperationGetOperand(op, i), &c) && c % k == 0)
         return true;
-    for (int i = 0; i < 2; i++) {
-      Proof q = {p->b, false, p->visits, p->fixed};
-      if (divisible(&q, mlirOperationGetOperand(op, i), k, unit)) {
-        p->visits = q.visits;
-        return divisible(p, mlirOperationGetOperand(op, i), k, unit);
-      }
-      p->visits = q.visits;
-    }
-    return false;
+    return either_divisible(p, op, k, unit);
   }
   if (pow2 && named(op, "arith.shrui") && constant_of(mlirOperationGetOperand(op, 1), &c) &&
       c >= 0 && c < 32 && k <= ((int64_t)1 << 30))

@@ -32,6 +32,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
+from peers import gpu_torch  # noqa: E402
+
 L2_BYTES = 50 * 2**20
 SQUARE = [4096, 8192]
 SWEEP_M = [1, 16, 128, 1024, 4096, 16384]
@@ -119,20 +121,14 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--shape", default="", help="only M,N,K (e.g. 4096,4096,4096)")
     args = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("no PyTorch: skipped")
-        return 77
-    if not torch.cuda.is_available():
-        print("no GPU: skipped")
+    torch = gpu_torch()
+    if torch is None:
         return 77
     try:
         import fly.kernels as fk
     except Exception as e:  # noqa: BLE001
         print(f"# fly.kernels: {e}")
         fk = None
-    torch.manual_seed(0)
     only = set(filter(None, args.impl.split(",")))
     gpu = torch.cuda.get_device_name()
     rows = []

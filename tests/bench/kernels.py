@@ -37,7 +37,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import Case  # noqa: E402,F401 - the peers' cases
+from peers import Case, gpu_torch  # noqa: E402,F401 - the peers' cases
 
 FAMILIES = ["norm", "quant", "attention", "moe"]
 L2_BYTES = 50 * 2**20  # H100: 50 MiB; rotating 4x this keeps inputs out of L2
@@ -128,15 +128,9 @@ def main() -> int:
     ap.add_argument("--graph", action="store_true",
                     help="time CUDA graphs of the launches: the GPU's time without the host's")
     args = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("no PyTorch: skipped")
+    torch = gpu_torch()
+    if torch is None:
         return 77
-    if not torch.cuda.is_available():
-        print("no GPU: skipped")
-        return 77
-    torch.manual_seed(0)
     ops = set(filter(None, args.op.split(",")))
     only = set(filter(None, args.impl.split(",")))
     gpu = torch.cuda.get_device_name()

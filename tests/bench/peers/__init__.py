@@ -19,3 +19,18 @@ class Case:
     bytes: int
     make: Callable[[], Any]
     impls: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+
+
+def gpu_torch():
+    """PyTorch when it and a GPU are here, else None (the benchmarks then
+    print why and exit 77, skipped)."""
+    try:
+        import torch
+    except ImportError:
+        print("no PyTorch: skipped")
+        return None
+    if not torch.cuda.is_available():
+        print("no GPU: skipped")
+        return None
+    torch.manual_seed(0)
+    return torch
