@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU checks of kernels/gemm through fly.kernels.gemm: D = A @ B against a
+"""GPU checks of kernels/gemm through fly.kernels.gemm and scaled_mm: D = A @ B against a
 float64 PyTorch reference on fresh random inputs, over M, N, K from 1 to
 8192 (odd sizes that leave partial tiles of M, N and K, K not a multiple
 of 8 that forces a copy), A and B as row-major, transposed and padded-row
@@ -38,8 +38,8 @@ SHAPES = sorted({(m, 256, 512) for m in SIZES} | {(256, n, 512) for n in SIZES} 
 
 
 def reference(a, b):
-    return a.to(torch.float64) @ b.to(torch.float64), a.abs().to(torch.float64) @ b.abs().to(
-        torch.float64)
+    a, b = a.to(torch.float64), b.to(torch.float64)
+    return a @ b, a.abs() @ b.abs()
 
 
 def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form: str,
@@ -73,6 +73,31 @@ def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form
          + ("" if d.guards_intact() else ", a guard changed"))
 
 
+def one_scaled(c: Checks, m: int, n: int, k: int, out_dtype, offset: int, pad: int) -> None:
+    """scaled_mm: fp8 e4m3 operands, per-tensor scales read on the GPU."""
+    f8 = torch.float8_e4m3fn
+    a = rand((m, k), torch.float32, 2.0).to(f8)
+    b = rand((n, k), torch.float32, 2.0).to(f8).t()
+    sa = torch.tensor([0.37], device="cuda")
+    sb = torch.tensor([1.9], device="cuda")
+    d = Guarded((m, n), out_dtype, offset=offset, row_stride=n + pad)
+    fk.scaled_mm(a, b, sa, sb, out=d.tensor)
+    torch.cuda.synchronize()
+    ref, mag = reference(a, b)
+    s = 0.37 * 1.9
+    ref, mag = ref * float(torch.tensor(0.37)) * float(torch.tensor(1.9)), mag * s
+    atol, rtol = tol(out_dtype)
+    # fp8 MMAs add their products with fewer bits than f32: 1e-3 of the
+    # terms' magnitude on top of the output's rounding.
+    err = (d.tensor.to(torch.float64) - ref).abs()
+    allowed = rtol * ref.abs() + (1e-3 + (atol if out_dtype != torch.float32 else 0.0)) * mag
+    bad = (err > allowed) | torch.isnan(d.tensor.to(torch.float64))
+    c.ok(f"scaled_mm {m}x{n}x{k} e4m3->{str(out_dtype)[6:]} offset {offset} pad {pad}",
+         not bool(bad.any()) and d.guards_intact(),
+         f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
+         + ("" if d.guards_intact() else ", a guard changed"))
+
+
 def main() -> int:
     c = Checks("gemm")
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
@@ -90,6 +115,10 @@ def main() -> int:
                                  (8, (1, 4096, 8192), torch.bfloat16),
                                  (8, (130, 250, 100), torch.bfloat16)):
         one(c, m, n, k, torch.bfloat16, od, "rows", "weight", 2, 6, split)
+    for (m, n, k), od in (((1, 1, 1), torch.bfloat16), ((17, 4097, 1000), torch.bfloat16),
+                          ((1000, 256, 4095), torch.float32), ((4096, 4096, 4096), torch.bfloat16),
+                          ((333, 4095, 8192), torch.bfloat16)):
+        one_scaled(c, m, n, k, od, 1, 8)
     # Refusals, each naming what is wrong.
     a = rand((4, 8), torch.bfloat16)
     c.raises("a and b of different K", lambda: fk.gemm(a, rand((9, 4), torch.bfloat16)), "(K, N)")
@@ -99,6 +128,11 @@ def main() -> int:
     c.raises("an out of the wrong shape",
              lambda: fk.gemm(a, rand((8, 4), torch.bfloat16), out=torch.empty(
                  (4, 5), dtype=torch.bfloat16, device="cuda")), "out is")
+    f8 = a.to(torch.float8_e4m3fn)
+    unit = torch.ones(1, device="cuda")
+    c.raises("scaled_mm of bfloat16", lambda: fk.scaled_mm(a, a.t(), unit, unit), "float8_e4m3fn")
+    c.raises("scaled_mm with a scale of two elements",
+             lambda: fk.scaled_mm(f8, f8.t(), torch.ones(2, device="cuda"), unit), "scale_a")
     try:
         fk.gemm(a.cpu(), a.t().cpu())
         c.ok("tensors on the CPU are refused", False, "no error raised")

@@ -23,7 +23,7 @@ from ..errors import FlyError, Status
 from ._library import kernel
 from ._rows import accepts_dlpack, check_device, fly_type, sm_count
 
-_INPUTS = ("bf16", "f16")
+_INPUTS = ("bf16", "f16")  # gemm; scaled_mm takes f8e4m3
 _OUTPUTS = ("bf16", "f16", "f32")
 
 
@@ -68,34 +68,49 @@ def _split(split_k: Optional[int], k: int) -> int:
     return split_k
 
 
-@accepts_dlpack
-def gemm(a: Any, b: Any, *, out: Optional[Any] = None, out_dtype: Optional[Any] = None,
-         split_k: Optional[int] = None) -> Any:
-    """a @ b for a (M, K) and b (K, N) of bfloat16 or float16, f32
-    accumulation; the result (M, N) of out_dtype (a's type by default;
-    bfloat16, float16 or float32), written to out when given (any row
-    stride, columns contiguous). split_k cuts K in that many parts whose
-    f32 sums are added atomically (their order then varies from run to
-    run)."""
+_ONES: dict[Any, Any] = {}
+
+
+def _one(device: Any) -> Any:
+    """A float32 tensor holding 1 on device: the scales of a plain product."""
+    one = _ONES.get(device)
+    if one is None:
+        import torch
+
+        one = _ONES[device] = torch.ones(1, dtype=torch.float32, device=device)
+    return one
+
+
+def _scale(s: Any, what: str, device: Any) -> Any:
     import torch
 
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
-        raise FlyError(f"gemm: a is (M, K) and b (K, N), not {tuple(a.shape)} and "
-                       f"{tuple(b.shape)}", Status.ARGUMENTS)
-    if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
-        raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
-                       f"{b.dtype}", Status.ARGUMENTS)
+    if not isinstance(s, torch.Tensor) or s.numel() != 1 or s.dtype != torch.float32:
+        raise FlyError(f"scaled_mm: {what} is a float32 tensor of one element (a per-tensor "
+                       f"scale), not {s if not isinstance(s, torch.Tensor) else tuple(s.shape)}"
+                       f"{'' if not isinstance(s, torch.Tensor) else ' of ' + str(s.dtype)}",
+                       Status.ARGUMENTS)
+    check_device(s)
+    if s.device != device:
+        raise FlyError(f"scaled_mm: {what} is on {s.device}, the operands on {device}",
+                       Status.ARGUMENTS)
+    return s.reshape(1)
+
+
+def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any,
+             split_k: Optional[int], bk: int) -> Any:
+    """out = sa sb (a @ b) through kernels/gemm (the registry's entry)."""
+    import torch
+
     check_device(a, b)
     m, k = a.shape
     n = b.shape[1]
-    od = out_dtype or (out.dtype if out is not None else a.dtype)
     if fly_type(od) not in _OUTPUTS:
-        raise FlyError(f"gemm: out_dtype is bfloat16, float16 or float32, not {od}",
+        raise FlyError(f"{name}: out_dtype is bfloat16, float16 or float32, not {od}",
                        Status.ARGUMENTS)
     if out is None:
         out = torch.empty((m, n), dtype=od, device=a.device)
     elif tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
-        raise FlyError(f"gemm: out is ({m}, {n}) of {od} with contiguous columns, not "
+        raise FlyError(f"{name}: out is ({m}, {n}) of {od} with contiguous columns, not "
                        f"{tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
                        Status.ARGUMENTS)
     if m == 0 or n == 0:
@@ -109,18 +124,63 @@ def gemm(a: Any, b: Any, *, out: Optional[Any] = None, out_dtype: Optional[Any] 
     pair = (n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and
             out.stride(0) % 2 == 0)
     sms = sm_count(a.device)
-    tile = _tile(m, n, sms)
+    tile = {**_tile(m, n, sms), "BK": bk}
     split = _split(split_k, k)
     # A persistent grid: one block per multiprocessor.
     if split == 1:
         consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **tile, "PAIR": pair, "SPLIT": 1}
-        kernel("gemm", consts, a.device)(A, B, out, sms)
+        kernel(entry, consts, a.device)(A, B, out, sa, sb, sms)
         return out
     # Split K: the parts' sums meet in f32 (out itself when it is f32).
     acc = out.zero_() if od == torch.float32 else torch.zeros((m, n), dtype=torch.float32,
                                                                device=a.device)
     consts = {"T": fly_type(a.dtype), "TD": "f32", **tile, "PAIR": False, "SPLIT": split}
-    kernel("gemm", consts, a.device)(A, B, acc, sms)
+    kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms)
     if acc is not out:
         out.copy_(acc)
     return out
+
+
+def _check_shapes(name: str, a: Any, b: Any) -> None:
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise FlyError(f"{name}: a is (M, K) and b (K, N), not {tuple(a.shape)} and "
+                       f"{tuple(b.shape)}", Status.ARGUMENTS)
+
+
+@accepts_dlpack
+def gemm(a: Any, b: Any, *, out: Optional[Any] = None, out_dtype: Optional[Any] = None,
+         split_k: Optional[int] = None) -> Any:
+    """a @ b for a (M, K) and b (K, N) of bfloat16 or float16, f32
+    accumulation; the result (M, N) of out_dtype (a's type by default;
+    bfloat16, float16 or float32), written to out when given (any row
+    stride, columns contiguous). split_k cuts K in that many parts whose
+    f32 sums are added atomically (their order then varies from run to
+    run)."""
+    _check_shapes("gemm", a, b)
+    if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
+        raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
+                       f"{b.dtype}", Status.ARGUMENTS)
+    od = out_dtype or (out.dtype if out is not None else a.dtype)
+    one = _one(a.device)
+    return _product("gemm", "gemm", a, b, one, one, out, od, split_k, 64)
+
+
+@accepts_dlpack
+def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, out: Optional[Any] = None,
+              out_dtype: Optional[Any] = None, split_k: Optional[int] = None) -> Any:
+    """(a @ b) * scale_a * scale_b for a (M, K) and b (K, N) of
+    float8_e4m3fn, as torch._scaled_mm with per-tensor scales: scale_a and
+    scale_b float32 tensors of one element (read on the GPU: no host
+    wait); f32 accumulation, the result of out_dtype (bfloat16 by default,
+    float16 or float32). b is read K-contiguous: pass w.t() of an (N, K)
+    weight."""
+    import torch
+
+    _check_shapes("scaled_mm", a, b)
+    if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
+        raise FlyError(f"scaled_mm: a and b are float8_e4m3fn, not {a.dtype} and {b.dtype}",
+                       Status.ARGUMENTS)
+    od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
+    sa = _scale(scale_a, "scale_a", a.device)
+    sb = _scale(scale_b, "scale_b", a.device)
+    return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128)
