@@ -18,6 +18,7 @@ typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
 enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_NO_DEVICE = 100,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
@@ -172,6 +173,10 @@ static FlyrtStatus open_device(Device *d) {
   if (!s)
     s = check(cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
               "cuDeviceGetAttribute");
+  if (!s)
+    s = check(
+        cu.DeviceGetAttribute(&d->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+        "cuDeviceGetAttribute");
   if (!s)
     s = check(cu.DevicePrimaryCtxRetain(&d->context, dev), "cuDevicePrimaryCtxRetain");
   if (s)

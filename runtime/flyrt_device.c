@@ -92,6 +92,11 @@ int flyrtDeviceOrdinal(FlyrtDevice h) {
   return d ? d->ordinal : -1;
 }
 
+int flyrtDeviceMultiprocessors(FlyrtDevice h) {
+  Device *d = h.ptr;
+  return d ? d->multiprocessors : 0;
+}
+
 /* The device of a call, made current on this thread; NULL after setting
    the message. */
 static Device *bound(FlyrtDevice h, const char *fn, FlyrtStatus *s) {

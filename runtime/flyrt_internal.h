@@ -86,8 +86,9 @@ struct Device {
   const Driver *driver;
   int ordinal;
   char name[256];
-  char target[32]; /* "sm_90", "gfx942"; "" when unknown */
-  void *context;   /* the driver's (CUDA: the primary context) */
+  char target[32];     /* "sm_90", "gfx942"; "" when unknown */
+  int multiprocessors; /* SMs (CUs on AMD); 0 when unknown */
+  void *context;       /* the driver's (CUDA: the primary context) */
 };
 
 typedef struct Event {

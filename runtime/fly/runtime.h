@@ -96,6 +96,9 @@ FLYRT_API const char *flyrtDeviceTarget(FlyrtDevice d);
 FLYRT_API const char *flyrtDeviceName(FlyrtDevice d);
 FLYRT_API FlyrtBackend flyrtDeviceBackend(FlyrtDevice d);
 FLYRT_API int flyrtDeviceOrdinal(FlyrtDevice d);
+/* Its multiprocessors (NVIDIA's SMs), the size of a persistent kernel's
+   grid; 0 when the driver does not say (AMD, for now) or d is NULL. */
+FLYRT_API int flyrtDeviceMultiprocessors(FlyrtDevice d);
 FLYRT_API FlyrtStatus flyrtDeviceSynchronize(FlyrtDevice d);
 
 /* Device memory. */

@@ -152,6 +152,9 @@ static void bundle_refused(void **state) {
 
 static void module_for_target(void **state) {
   (void)state;
+  /* What a null device reports: nothing, not a crash. */
+  assert_int_equal(flyrtDeviceMultiprocessors((FlyrtDevice){NULL}), 0);
+  assert_int_equal(flyrtDeviceOrdinal((FlyrtDevice){NULL}), -1);
   Bytes v = compile("examples/01-vector-add.fly", two_targets);
   FlyrtBundle b = bundle_of(v);
   FlyrtModule m;

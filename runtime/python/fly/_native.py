@@ -101,6 +101,7 @@ _PROTOTYPES = {
     "flyrtDeviceName": (c_char_p, [FlyrtDevice]),
     "flyrtDeviceBackend": (c_int, [FlyrtDevice]),
     "flyrtDeviceOrdinal": (c_int, [FlyrtDevice]),
+    "flyrtDeviceMultiprocessors": (c_int, [FlyrtDevice]),
     "flyrtDeviceSynchronize": (_S, [FlyrtDevice]),
     "flyrtStreamSynchronize": (_S, [FlyrtDevice, c_void_p]),
     "flyrtBundleCreateFromFile": (_S, [c_char_p, POINTER(FlyrtBundle)]),
