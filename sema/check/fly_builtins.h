@@ -82,6 +82,9 @@ typedef struct FlyMmaOperand {
   const char *tv;
 } FlyMmaOperand;
 FlyMmaOperand fly_mma_operand(FlyInterp *I, const FlyObject *mma, char operand);
+/* A copy atom value: atom moving `bits` a copy of elements of type elem
+   (the result of copy_atom, made also by smem_copy_A/B/C). */
+FlyVal *fly_copy_atom_value(FlyInterp *I, const FlyAtom *atom, int bits, const FlyType *elem);
 
 /* Whether a shared tile of layout L (swizzled in runs of `run` elements,
    or 0) gives each lane of a warp-wide tiled copy (ldmatrix) whole 16-byte

@@ -85,6 +85,16 @@ static const FlyAtom *named_copy_atom(FlyInterp *I, const FlyArgs *a, const FlyV
   return atom;
 }
 
+FlyVal *fly_copy_atom_value(FlyInterp *I, const FlyAtom *atom, int bits, const FlyType *elem) {
+  FlyVal *v = fly_new_object(I, FLY_OBJ_COPY_ATOM);
+  if (v) {
+    v->object.atom = atom;
+    v->object.bits = bits;
+    v->object.elem = elem;
+  }
+  return v;
+}
+
 const FlyVal *fly_builtin_copy_atom(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *op = a->v[0];
   bool named = op->kind == FLY_V_OBJECT && op->object.kind == FLY_OBJ_ATOM_NAME;
@@ -112,13 +122,7 @@ const FlyVal *fly_builtin_copy_atom(FlyInterp *I, const FlyArgs *a) {
   if (bits % eb != 0)
     return fly_err(I, a->call, "a copy of %d bits cannot move whole %s elements (%d bits each)",
                    bits, fly_type_str(&I->A, t), eb);
-  FlyVal *v = fly_new_object(I, FLY_OBJ_COPY_ATOM);
-  if (v) {
-    v->object.bits = bits;
-    v->object.atom = atom;
-    v->object.elem = t;
-  }
-  return v;
+  return fly_copy_atom_value(I, atom, bits, t);
 }
 
 /* "a" or "an" before an instruction family's name, spelt out as letters

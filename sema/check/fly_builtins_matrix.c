@@ -363,16 +363,6 @@ static const FlyAtomId stores[] = {FLY_ATOM_NV_STMATRIX_X4, FLY_ATOM_NV_STMATRIX
                                    FLY_ATOM_NV_STMATRIX_X2, FLY_ATOM_NV_STMATRIX_X2_TRANS,
                                    FLY_ATOM_NV_STMATRIX_X1, FLY_ATOM_NV_STMATRIX_X1_TRANS};
 
-static FlyVal *copy_atom_of(FlyInterp *I, const FlyAtom *atom, int bits, const FlyType *elem) {
-  FlyVal *v = fly_new_object(I, FLY_OBJ_COPY_ATOM);
-  if (v) {
-    v->object.atom = atom;
-    v->object.bits = bits;
-    v->object.elem = elem;
-  }
-  return v;
-}
-
 static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char operand) {
   char fn[16];
   snprintf(fn, sizeof fn, "smem_copy_%c", operand);
@@ -402,7 +392,7 @@ static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char oper
       if (!fly_atom_available(atom, I->target) || lay_over(I, atom, mma, operand, &tv))
         continue;
       if (fly_matrix_rows_fit(I, L, run, tv, operand == 'C'))
-        return new_tiled(I, copy_atom_of(I, atom, 128, elem), tv);
+        return new_tiled(I, fly_copy_atom_value(I, atom, 128, elem), tv);
     }
   fly_algebra_clear_error(&I->A);
   /* No warp-wide atom fits: each thread copies its own values, pairs of
@@ -414,7 +404,7 @@ static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char oper
   if (why)
     return fly_err(I, a->call, "%s: no copy can be laid over operand %c of this MMA: %s", fn,
                    operand, why);
-  return new_tiled(I, copy_atom_of(I, universal, bits, elem), tv);
+  return new_tiled(I, fly_copy_atom_value(I, universal, bits, elem), tv);
 }
 
 const FlyVal *fly_builtin_smem_copy_A(FlyInterp *I, const FlyArgs *a) {
