@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
   }
   char path[4096];
   snprintf(path, sizeof path,
-           "%s/bundles/gemm/T=bf16_TD=bf16_BM=128_BN=256_BK=64_STAGES=4_PAIR=true_SPLIT=1.flyb",
+           "%s/bundles/gemm/T=bf16_TD=bf16_BM=128_BN=256_BK=64_STAGES=4_PAIR=true_SPLIT=1_BIAS=false_ACT=0_RES=false.flyb",
            argv[1]);
   FlyrtBundle bundle;
   FlyrtModule mod;
@@ -93,16 +93,22 @@ int main(int argc, char **argv) {
   CHECK(flyrtMemcpyHostToDevice(dev, ds, &one, sizeof one));
   CHECK(flyrtMemset(dev, dd, 0xFF, nd * 2)); /* NaN: an element not written shows */
 
-  /* gemm_tn(A, B, D, SA, SB, blocks): the tensor maps of A and B are built
-     by libflyrt at the launch, from these shapes and strides. */
+  /* gemm_tn(A, B, D, SA, SB, blocks, alpha, Bias, C, beta): the tensor maps
+     of A and B are built by libflyrt at the launch, from these shapes and
+     strides. This specialisation has no fused epilogue (its BIAS and RES
+     are false), so Bias and C are not read: D itself stands in for them. */
   int blocks = flyrtDeviceMultiprocessors(dev);
   FlyrtArg args[] = {flyrtTensor2D(da, FLYRT_BF16, M, K, K),
                      flyrtTensor2D(db, FLYRT_BF16, N, K, K),
                      flyrtTensor2D(dd, FLYRT_BF16, M, N, N),
                      flyrtTensor1D(ds, FLYRT_F32, 1),
                      flyrtTensor1D(ds, FLYRT_F32, 1),
-                     flyrtInt(blocks > 0 ? blocks : 132)};
-  CHECK(flyrtKernelLaunch(k, args, 6, NULL, NULL));
+                     flyrtInt(blocks > 0 ? blocks : 132),
+                     flyrtFloat(1.0),
+                     flyrtTensor1D(dd, FLYRT_BF16, N),
+                     flyrtTensor2D(dd, FLYRT_BF16, M, N, N),
+                     flyrtFloat(0.0)};
+  CHECK(flyrtKernelLaunch(k, args, 10, NULL, NULL));
   CHECK(flyrtDeviceSynchronize(dev));
   CHECK(flyrtMemcpyDeviceToHost(dev, d, dd, nd * 2));
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""GPU checks of kernels/gemm through fly.kernels.gemm and scaled_mm: D = A @ B against a
+"""GPU checks of kernels/gemm through fly.kernels.gemm and scaled_mm: D = A @ B (and its
+fused epilogue, activation(alpha A @ B + bias) + beta C) against a
 float64 PyTorch reference on fresh random inputs, over M, N, K from 1 to
 8192 (odd sizes that leave partial tiles of M, N and K, K not a multiple
 of 8 that forces a copy), A and B as row-major, transposed and padded-row
@@ -98,6 +99,53 @@ def one_scaled(c: Checks, m: int, n: int, k: int, out_dtype, offset: int, pad: i
          + ("" if d.guards_intact() else ", a guard changed"))
 
 
+def act64(x, activation):
+    """The activation in float64, by PyTorch."""
+    F = torch.nn.functional
+    return {None: lambda t: t, "relu": F.relu, "silu": F.silu, "gelu": F.gelu,
+            "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}[activation](x)
+
+
+def one_epilogue(c: Checks, m: int, n: int, k: int, dtype, out_dtype, bias: bool, activation,
+                 res: bool, alpha: float = 1.0, beta: float = 1.0, fp8: bool = False) -> None:
+    """The fused epilogue, activation(alpha (a @ b) + bias) + beta c, against
+    float64: the result's rounding, plus the sums' error carried through the
+    activation (whose slope is at most ~1.13) and alpha."""
+    if fp8:
+        a = rand((m, k), torch.float32, 2.0).to(torch.float8_e4m3fn)
+        b = rand((n, k), torch.float32, 2.0).to(torch.float8_e4m3fn).t()
+    else:
+        a = rand((m, k), dtype)
+        b = rand((n, k), dtype).t()
+    bv = rand((n,), out_dtype, 4.0) if bias else None
+    cm = rand((m, n), out_dtype) if res else None
+    d = Guarded((m, n), out_dtype, offset=2, row_stride=n + 6)
+    if fp8:
+        one_t = torch.ones(1, device="cuda")
+        fk.scaled_mm(a, b, one_t, one_t, bias=bv, activation=activation, out=d.tensor)
+    else:
+        fk.gemm(a, b, bias=bv, activation=activation, c=cm, alpha=alpha, beta=beta,
+                out=d.tensor)
+    torch.cuda.synchronize()
+    ref, mag = reference(a, b)
+    x = alpha * ref + (bv.to(torch.float64) if bias else 0.0)
+    y = act64(x, activation) + (beta * cm.to(torch.float64) if res else 0.0)
+    atol, rtol = tol(out_dtype)
+    sums = (1e-3 if fp8 else 1e-5) * 1.2 * abs(alpha) * mag
+    err = (d.tensor.to(torch.float64) - y).abs()
+    allowed = rtol * y.abs() + sums + (atol if out_dtype != torch.float32 else 1e-6) * (
+        mag * abs(alpha) + (bv.abs().to(torch.float64) if bias else 0.0) +
+        (abs(beta) * cm.abs().to(torch.float64) if res else 0.0))
+    bad = (err > allowed) | torch.isnan(d.tensor.to(torch.float64))
+    what = (f"epilogue {m}x{n}x{k} {'e4m3' if fp8 else str(dtype)[6:]}->{str(out_dtype)[6:]}"
+            f"{' bias' if bias else ''}{' ' + activation if activation else ''}"
+            f"{' c' if res else ''}{f' alpha {alpha}' if alpha != 1 else ''}"
+            f"{f' beta {beta}' if res and beta != 1 else ''}")
+    c.ok(what, not bool(bad.any()) and d.guards_intact(),
+         f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
+         + ("" if d.guards_intact() else ", a guard changed"))
+
+
 def main() -> int:
     c = Checks("gemm")
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
@@ -119,6 +167,18 @@ def main() -> int:
                           ((1000, 256, 4095), torch.float32), ((4096, 4096, 4096), torch.bfloat16),
                           ((333, 4095, 8192), torch.bfloat16)):
         one_scaled(c, m, n, k, od, 1, 8)
+    # The fused epilogue: each activation, bias, c (a residual) and the
+    # scalars, on partial tiles of every tile size the wrapper picks.
+    bf = torch.bfloat16
+    for act in (None, "relu", "silu", "gelu", "gelu_tanh"):
+        one_epilogue(c, 1000, 4098, 1000, bf, bf, True, act, False)
+    for (m, n, k) in ((4097, 4098, 1000), (333, 518, 777), (17, 4098, 4095), (1, 2, 1)):
+        one_epilogue(c, m, n, k, bf, bf, True, "gelu", True, alpha=0.5, beta=-2.0)
+        one_epilogue(c, m, n, k, bf, bf, True, "silu", False)
+        one_epilogue(c, m, n, k, bf, bf, False, None, True)
+    one_epilogue(c, 1000, 4098, 1000, torch.float16, torch.float16, True, "gelu", True)
+    one_epilogue(c, 1000, 4098, 1000, None, bf, True, None, False, fp8=True)
+    one_epilogue(c, 17, 4098, 1000, None, bf, True, None, False, fp8=True)
     # Refusals, each naming what is wrong.
     a = rand((4, 8), torch.bfloat16)
     c.raises("a and b of different K", lambda: fk.gemm(a, rand((9, 4), torch.bfloat16)), "(K, N)")
@@ -128,6 +188,14 @@ def main() -> int:
     c.raises("an out of the wrong shape",
              lambda: fk.gemm(a, rand((8, 4), torch.bfloat16), out=torch.empty(
                  (4, 5), dtype=torch.bfloat16, device="cuda")), "out is")
+    w = rand((8, 4), torch.bfloat16)
+    c.raises("an unknown activation", lambda: fk.gemm(a, w, activation="tanh"), "activation")
+    c.raises("a bias of the wrong length",
+             lambda: fk.gemm(a, w, bias=rand((5,), torch.bfloat16)), "bias")
+    c.raises("a c of the wrong shape", lambda: fk.gemm(a, w, c=rand((4, 5), torch.bfloat16)),
+             "c is")
+    c.raises("split_k with a bias",
+             lambda: fk.gemm(a, w, bias=rand((4,), torch.bfloat16), split_k=2), "split_k")
     f8 = a.to(torch.float8_e4m3fn)
     unit = torch.ones(1, device="cuda")
     c.raises("scaled_mm of bfloat16", lambda: fk.scaled_mm(a, a.t(), unit, unit), "float8_e4m3fn")

@@ -96,9 +96,45 @@ def _scale(s: Any, what: str, device: Any) -> Any:
     return s.reshape(1)
 
 
+# The activations of the fused epilogue, by name: std.activation's numbers.
+_ACTIVATIONS = {None: 0, "relu": 1, "silu": 2, "gelu": 3, "gelu_tanh": 4}
+
+
+def _epilogue_operands(name: str, m: int, n: int, out: Any, bias: Optional[Any],
+                       activation: Optional[str], c: Optional[Any]) -> tuple[Any, int, Any]:
+    """The kernel's Bias, ACT and C: bias (N,) and c (M, N) in out's type
+    with contiguous columns (copied where they are not), checked; where
+    there is none, a view of out stands in (never read)."""
+    if activation not in _ACTIVATIONS:
+        raise FlyError(f"{name}: activation is one of relu, silu, gelu, gelu_tanh or None, not "
+                       f"{activation!r}", Status.ARGUMENTS)
+    if bias is None:
+        bias_arg = out[0, :1]
+    else:
+        check_device(bias)
+        if bias.dim() != 1 or bias.shape[0] != n or bias.device != out.device:
+            raise FlyError(f"{name}: bias is a vector of N = {n} values on {out.device}, not "
+                           f"{tuple(bias.shape)} on {bias.device}", Status.ARGUMENTS)
+        bias_arg = bias.to(out.dtype).contiguous()
+    if c is None:
+        c_arg = out
+    else:
+        check_device(c)
+        if tuple(c.shape) != (m, n) or c.device != out.device:
+            raise FlyError(f"{name}: c is ({m}, {n}) on {out.device}, like the result, not "
+                           f"{tuple(c.shape)} on {c.device}", Status.ARGUMENTS)
+        c_arg = c.to(out.dtype)
+        if n > 1 and c_arg.stride(1) != 1:
+            c_arg = c_arg.contiguous()
+    return bias_arg, _ACTIVATIONS[activation], c_arg
+
+
 def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any,
-             split_k: Optional[int], bk: int) -> Any:
-    """out = sa sb (a @ b) through kernels/gemm (the registry's entry)."""
+             split_k: Optional[int], bk: int, alpha: float = 1.0, bias: Optional[Any] = None,
+             activation: Optional[str] = None, c: Optional[Any] = None,
+             beta: float = 1.0) -> Any:
+    """out = activation(alpha sa sb (a @ b) + bias) + beta c through
+    kernels/gemm (the registry's entry)."""
     import torch
 
     check_device(a, b)
@@ -115,30 +151,63 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
                        Status.ARGUMENTS)
     if m == 0 or n == 0:
         return out
+    bias_arg, act, c_arg = _epilogue_operands(name, m, n, out, bias, activation, c)
+    fused = bias is not None or act != 0 or c is not None
+    split = _split(split_k, k)
+    if split > 1 and fused:
+        raise FlyError(f"{name}: split_k adds partial sums in memory, so it does not combine "
+                       f"with bias, activation or c", Status.ARGUMENTS)
     if k == 0:
-        return out.zero_()
+        # No products: the epilogue of zeros.
+        if not fused:
+            return out.zero_()
+        x = torch.zeros((m, n), dtype=torch.float32, device=a.device)
+        if bias is not None:
+            x += bias_arg.float()
+        x = _torch_activation(x, activation)
+        if c is not None:
+            x += beta * c_arg.float()
+        return out.copy_(x)
     pad = 16 // a.element_size()
     A = _k_major(a, 1, pad)
     B = _k_major(b, 0, pad)  # (N, K)
-    # Pairs of outputs stored at once where D's width, start and rows are even.
-    pair = (n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and
-            out.stride(0) % 2 == 0)
+    # Pairs of outputs stored (and of c read) at once where D's width, start
+    # and rows, and c's, are even.
+    pair = n % 2 == 0 and all(t.data_ptr() % (2 * t.element_size()) == 0 and t.stride(0) % 2 == 0
+                              for t in (out, c_arg))
     sms = sm_count(a.device)
     tile = {**_tile(m, n, sms), "BK": bk}
-    split = _split(split_k, k)
+    epilogue = {"BIAS": bias is not None, "ACT": act, "RES": c is not None}
     # A persistent grid: one block per multiprocessor.
     if split == 1:
-        consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **tile, "PAIR": pair, "SPLIT": 1}
-        kernel(entry, consts, a.device)(A, B, out, sa, sb, sms)
+        consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **tile, "PAIR": pair, "SPLIT": 1,
+                  **epilogue}
+        kernel(entry, consts, a.device)(A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta)
         return out
     # Split K: the parts' sums meet in f32 (out itself when it is f32).
     acc = out.zero_() if od == torch.float32 else torch.zeros((m, n), dtype=torch.float32,
                                                                device=a.device)
-    consts = {"T": fly_type(a.dtype), "TD": "f32", **tile, "PAIR": False, "SPLIT": split}
-    kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms)
+    consts = {"T": fly_type(a.dtype), "TD": "f32", **tile, "PAIR": False, "SPLIT": split,
+              **epilogue}
+    kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms, alpha, acc[0, :1], acc, beta)
     if acc is not out:
         out.copy_(acc)
     return out
+
+
+def _torch_activation(x: Any, activation: Optional[str]) -> Any:
+    """The activation by PyTorch (the epilogue of a product with K = 0)."""
+    import torch.nn.functional as F
+
+    if activation == "relu":
+        return F.relu(x)
+    if activation == "silu":
+        return F.silu(x)
+    if activation == "gelu":
+        return F.gelu(x)
+    if activation == "gelu_tanh":
+        return F.gelu(x, approximate="tanh")
+    return x
 
 
 def _check_shapes(name: str, a: Any, b: Any) -> None:
@@ -148,32 +217,43 @@ def _check_shapes(name: str, a: Any, b: Any) -> None:
 
 
 @accepts_dlpack
-def gemm(a: Any, b: Any, *, out: Optional[Any] = None, out_dtype: Optional[Any] = None,
+def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str] = None,
+         c: Optional[Any] = None, alpha: float = 1.0, beta: float = 1.0,
+         out: Optional[Any] = None, out_dtype: Optional[Any] = None,
          split_k: Optional[int] = None) -> Any:
     """a @ b for a (M, K) and b (K, N) of bfloat16 or float16, f32
     accumulation; the result (M, N) of out_dtype (a's type by default;
     bfloat16, float16 or float32), written to out when given (any row
-    stride, columns contiguous). split_k cuts K in that many parts whose
-    f32 sums are added atomically (their order then varies from run to
-    run)."""
+    stride, columns contiguous). With a fused epilogue, the result is
+
+        activation(alpha * (a @ b) + bias) + beta * c
+
+    computed in f32 before the one rounding to out_dtype: bias a vector of
+    N values, activation "relu", "silu", "gelu" (erf) or "gelu_tanh", c an
+    (M, N) tensor (a residual), each optional. split_k cuts K in that many
+    parts whose f32 sums are added atomically (their order then varies from
+    run to run); it takes no bias, activation or c."""
     _check_shapes("gemm", a, b)
     if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
         raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
                        f"{b.dtype}", Status.ARGUMENTS)
     od = out_dtype or (out.dtype if out is not None else a.dtype)
     one = _one(a.device)
-    return _product("gemm", "gemm", a, b, one, one, out, od, split_k, 64)
+    return _product("gemm", "gemm", a, b, one, one, out, od, split_k, 64, alpha, bias, activation,
+                    c, beta)
 
 
 @accepts_dlpack
-def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, out: Optional[Any] = None,
+def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any] = None,
+              activation: Optional[str] = None, out: Optional[Any] = None,
               out_dtype: Optional[Any] = None, split_k: Optional[int] = None) -> Any:
     """(a @ b) * scale_a * scale_b for a (M, K) and b (K, N) of
     float8_e4m3fn, as torch._scaled_mm with per-tensor scales: scale_a and
     scale_b float32 tensors of one element (read on the GPU: no host
     wait); f32 accumulation, the result of out_dtype (bfloat16 by default,
     float16 or float32). b is read K-contiguous: pass w.t() of an (N, K)
-    weight."""
+    weight. bias (N values) and activation as gemm's:
+    activation((a @ b) * scale_a * scale_b + bias)."""
     import torch
 
     _check_shapes("scaled_mm", a, b)
@@ -183,4 +263,5 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, out: Optional[Any] 
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
     sa = _scale(scale_a, "scale_a", a.device)
     sb = _scale(scale_b, "scale_b", a.device)
-    return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128)
+    return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128, 1.0, bias,
+                    activation)
