@@ -49,12 +49,15 @@ def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form
     a = rand((m, k) if a_form == "rows" else (k, m), dtype)
     a = a if a_form == "rows" else a.t()
     # B: (K, N) as a transposed view of an (N, K) weight (the usual case),
-    # or row-major (N contiguous: copied to K-major by the wrapper), or
-    # padded rows of an (N, K + 8) weight.
+    # or row-major (N contiguous: read by gemm_nn when N % 8 == 0, else
+    # copied to K-major by the wrapper), or padded rows of an (N, K + 8)
+    # weight or of a (K, N + 8) matrix.
     if b_form == "weight":
         b = rand((n, k), dtype).t()
     elif b_form == "rows":
         b = rand((k, n), dtype)
+    elif b_form == "padded_rows":
+        b = rand((k, n + 8), dtype)[:, :n]
     else:
         b = rand((n, k + 8), dtype)[:, :k].t()
     d = Guarded((m, n), out_dtype, offset=offset, row_stride=n + pad)
@@ -107,7 +110,8 @@ def act64(x, activation):
 
 
 def one_epilogue(c: Checks, m: int, n: int, k: int, dtype, out_dtype, bias: bool, activation,
-                 res: bool, alpha: float = 1.0, beta: float = 1.0, fp8: bool = False) -> None:
+                 res: bool, alpha: float = 1.0, beta: float = 1.0, fp8: bool = False,
+                 nn: bool = False) -> None:
     """The fused epilogue, activation(alpha (a @ b) + bias) + beta c, against
     float64: the result's rounding, plus the sums' error carried through the
     activation (whose slope is at most ~1.13) and alpha."""
@@ -116,7 +120,7 @@ def one_epilogue(c: Checks, m: int, n: int, k: int, dtype, out_dtype, bias: bool
         b = rand((n, k), torch.float32, 2.0).to(torch.float8_e4m3fn).t()
     else:
         a = rand((m, k), dtype)
-        b = rand((n, k), dtype).t()
+        b = rand((k, n), dtype) if nn else rand((n, k), dtype).t()
     bv = rand((n,), out_dtype, 4.0) if bias else None
     cm = rand((m, n), out_dtype) if res else None
     d = Guarded((m, n), out_dtype, offset=2, row_stride=n + 6)
@@ -140,7 +144,7 @@ def one_epilogue(c: Checks, m: int, n: int, k: int, dtype, out_dtype, bias: bool
     what = (f"epilogue {m}x{n}x{k} {'e4m3' if fp8 else str(dtype)[6:]}->{str(out_dtype)[6:]}"
             f"{' bias' if bias else ''}{' ' + activation if activation else ''}"
             f"{' c' if res else ''}{f' alpha {alpha}' if alpha != 1 else ''}"
-            f"{f' beta {beta}' if res and beta != 1 else ''}")
+            f"{f' beta {beta}' if res and beta != 1 else ''}{' nn' if nn else ''}")
     c.ok(what, not bool(bad.any()) and d.guards_intact(),
          f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
          + ("" if d.guards_intact() else ", a guard changed"))
@@ -157,6 +161,13 @@ def main() -> int:
     for a_form, b_form in (("cols", "weight"), ("rows", "rows"), ("rows", "padded"),
                            ("cols", "rows")):
         one(c, 333, 517, 777, torch.bfloat16, torch.bfloat16, a_form, b_form, 1, 8)
+    # NN: b row-major (N contiguous), read by gemm_nn as it is, with every
+    # tile size, partial tiles of each mode, padded rows, each output type.
+    for (m, n, k) in ((1, 256, 512), (17, 4096, 1000), (4097, 4104, 4095), (1000, 264, 17),
+                      (333, 520, 777), (8192, 8192, 8192)):
+        one(c, m, n, k, torch.bfloat16, torch.bfloat16, "rows", "rows", 0, 0)
+    one(c, 1000, 4104, 1000, torch.float16, torch.float16, "rows", "padded_rows", 3, 5)
+    one(c, 1000, 4104, 1000, torch.bfloat16, torch.float32, "cols", "padded_rows", 1, 8)
     # Split K: the parts' sums added in f32, partial parts and tiles.
     for split, (m, n, k), od in ((2, (16, 4097, 1000), torch.bfloat16),
                                  (4, (333, 517, 4097), torch.float32),
@@ -177,6 +188,8 @@ def main() -> int:
         one_epilogue(c, m, n, k, bf, bf, True, "silu", False)
         one_epilogue(c, m, n, k, bf, bf, False, None, True)
     one_epilogue(c, 1000, 4098, 1000, torch.float16, torch.float16, True, "gelu", True)
+    one_epilogue(c, 1000, 4104, 1000, bf, bf, True, "gelu", True, nn=True)
+    one_epilogue(c, 1000, 4104, 1000, bf, bf, True, None, False, nn=True)
     one_epilogue(c, 1000, 4098, 1000, None, bf, True, None, False, fp8=True)
     one_epilogue(c, 17, 4098, 1000, None, bf, True, None, False, fp8=True)
     # Refusals, each naming what is wrong.

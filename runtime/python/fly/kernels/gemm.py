@@ -3,12 +3,15 @@ wgmma, a producer warpgroup feeding consumer warpgroups through mbarriers).
 
     d = fly.kernels.gemm(a, b)            # a (M, K), b (K, N): a @ b
 
-a is read K-contiguous (rows of a) and b K-contiguous too, so b is most
-often a transposed view of an (N, K) weight, `w.t()`, as torch's linear
-layers keep theirs. Other strides are copied to that form first (one
-extra pass over the operand). TMA reads rows whose byte stride is a
-multiple of 16: an operand whose rows are not (K % 8 for 16-bit types) is
-copied into a buffer whose rows are; what lies past K in a row is never
+a is read K-contiguous (rows of a). b is read as it comes when it is
+K-contiguous (a transposed view of an (N, K) weight, `w.t()`, as torch's
+linear layers keep theirs: the "TN" kernel, gemm_tn) or N-contiguous (a
+plain row-major (K, N) matrix: the "NN" kernel, gemm_nn, whose wgmma reads
+B's tiles MN-major; 16-bit types only). Other strides are copied to the
+K-contiguous form first (one extra pass over the operand). TMA reads
+rows whose byte stride is a multiple of 16: an operand whose rows are not
+(K % 8, or N % 8 for an N-contiguous b, of 16-bit types) is copied into
+a K-contiguous buffer whose rows are; what lies past K in a row is never
 read (TMA fills zeros past the tensor's end). With split_k=2, 4 or 8 the
 K steps are cut in parts whose f32 sums meet by atomic adds (in an f32
 buffer then converted, unless the output is f32), for products of few
@@ -40,6 +43,15 @@ def _k_major(x: Any, k_dim: int, pad: int) -> Any:
     buf = torch.empty((x.shape[other], kp), dtype=x.dtype, device=x.device)[:, :k]
     buf.copy_(x.t() if k_dim == 0 else x)
     return buf
+
+
+def _n_major(b: Any, pad: int) -> bool:
+    """Whether b (K, N) has N contiguous with rows TMA can read (a stride
+    that is a multiple of 16 bytes, a 16-byte aligned start), so that the
+    NN kernel reads it without a copy. A b whose K is contiguous too (one
+    column, or one row) goes the TN way."""
+    return (b.stride(1) == 1 and b.stride(0) != 1 and b.stride(0) % pad == 0 and
+            b.data_ptr() % 16 == 0)
 
 
 def _tile(m: int, n: int, sms: int) -> dict[str, int]:
@@ -170,7 +182,11 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
         return out.copy_(x)
     pad = 16 // a.element_size()
     A = _k_major(a, 1, pad)
-    B = _k_major(b, 0, pad)  # (N, K)
+    if _n_major(b, pad) and entry == "gemm" and split == 1:
+        # b as it is, N-contiguous: the NN kernel reads it MN-major.
+        entry, B = "gemm_nn", b.t()
+    else:
+        B = _k_major(b, 0, pad)  # (N, K)
     # Pairs of outputs stored (and of c read) at once where D's width, start
     # and rows, and c's, are even.
     pair = n % 2 == 0 and all(t.data_ptr() % (2 * t.element_size()) == 0 and t.stride(0) % 2 == 0
