@@ -230,8 +230,9 @@ irdl.dialect @fly {
     irdl.attributes { "scope" = %s, "order" = %o }
   }
   // mbarriers (sm_90): on a one-element shared i64 memref, `init` (value:
-  // the arrival count), `arrive`, `arrive_expect_tx` (value: bytes) and
-  // `wait` (value: the phase's parity).
+  // the arrival count), `arrive`, `arrive_expect_tx` (value: bytes),
+  // `wait` (value: the phase's parity) and `arrive_remote` (value: a block's
+  // rank in the cluster, on whose mbarrier at the same place it arrives).
   irdl.operation @mbarrier {
     %c0 = irdl.base @fly::@memref
     %c1 = irdl.any
@@ -239,7 +240,8 @@ irdl.dialect @fly {
     %k1 = irdl.is "arrive"
     %k2 = irdl.is "arrive_expect_tx"
     %k3 = irdl.is "wait"
-    %k = irdl.any_of(%k0, %k1, %k2, %k3)
+    %k4 = irdl.is "arrive_remote"
+    %k = irdl.any_of(%k0, %k1, %k2, %k3, %k4)
     irdl.operands(bar: %c0, value: variadic %c1)
     irdl.attributes { "kind" = %k }
   }
@@ -252,6 +254,16 @@ irdl.dialect @fly {
     %m = irdl.base @fly::@memref
     %i = irdl.is i32
     irdl.operands(map: %p, bar: %b, tile: %m, coord: variadic %i)
+  }
+  // tma_load into the same tile and mbarrier of each block of the cluster
+  // whose rank is a bit of mask.
+  irdl.operation @tma_load_multicast {
+    %p = irdl.is !llvm.ptr
+    %b = irdl.base @fly::@memref
+    %m = irdl.base @fly::@memref
+    %k = irdl.is i16
+    %i = irdl.is i32
+    irdl.operands(map: %p, bar: %b, tile: %m, mask: %k, coord: variadic %i)
   }
   irdl.operation @tma_store {
     %p = irdl.is !llvm.ptr

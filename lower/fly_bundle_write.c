@@ -118,6 +118,7 @@ void fly_bundle_writer_kernel(FlyBundleWriter *w, const FlyKernelInfo *k, uint32
   r.static_shared = k->static_shared;
   r.first_tmap = w->ntmaps;
   r.ntmaps = k->ntmaps;
+  memcpy(r.cluster, k->cluster, sizeof r.cluster);
   for (uint32_t i = 0; i < k->ntmaps; i++)
     w->tmaps[w->ntmaps++] = k->tmaps[i];
   /* TEMP operands index the kernel's own program: no rebasing. */

@@ -1,5 +1,6 @@
 /* fly_lower_async.c — asynchronous copies and mbarriers of the target
- * pass. cp.async
+ * pass (an arrival on another block's mbarrier through its cluster address
+ * included). cp.async
  * (NVIDIA sm_80 and later; the atoms' feature keeps every other target from
  * reaching here), as NVVM's cp.async.shared.global. A copy's runs of
  * contiguous, aligned elements (fly_lower_memory.c) become one cp.async of
@@ -77,6 +78,17 @@ void fly_lower_mbarrier(FlyBuild *b, MlirOperation op) {
     fly_mlir_op(b->m, b->ip, b->loc, "nvvm.mbarrier.init", 0, NULL, 2, ops, 0, NULL, 0, NULL);
   } else if (kind && strcmp(kind, "arrive") == 0) {
     fly_build_op1(b, "nvvm.mbarrier.arrive", mlirIntegerTypeGet(b->m->ctx, 64), 1, ops, 0, NULL);
+  } else if (kind && strcmp(kind, "arrive_remote") == 0) {
+    /* mapa.shared::cluster to block x's copy of the barrier, then
+       mbarrier.arrive.release.cluster.shared::cluster.b64 (no state: a
+       remote arrival returns none). */
+    MlirValue mapa[2] = {bar, x};
+    MlirValue remote =
+        fly_build_op1(b, "nvvm.mapa", fly_mlir_type(b->m, "!llvm.ptr<7>"), 2, mapa, 0, NULL);
+    MlirNamedAttribute scope =
+        fly_mlir_named(b->m, "scope", fly_build_attr(b, "#nvvm.mem_scope<cluster>"));
+    fly_mlir_op(b->m, b->ip, b->loc, "nvvm.mbarrier.arrive", 0, NULL, 1, &remote, 1, &scope, 0,
+                NULL);
   } else if (kind && strcmp(kind, "arrive_expect_tx") == 0) {
     fly_mlir_op(b->m, b->ip, b->loc, "nvvm.mbarrier.arrive.expect_tx", 0, NULL, 2, ops, 0, NULL, 0,
                 NULL);

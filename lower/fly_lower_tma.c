@@ -1,4 +1,5 @@
-/* fly_lower_tma.c — TMA for NVIDIA (sm_90): fly.tma_load and fly.tma_store
+/* fly_lower_tma.c — TMA for NVIDIA (sm_90): fly.tma_load (and its multicast)
+ * and fly.tma_store
  * as NVVM's bulk tensor copies in the target pass, and, once the kernels
  * are llvm.funcs, their tensor map arguments made 128-byte grid constants.
  *
@@ -43,9 +44,14 @@ static MlirAttribute segments(FlyBuild *b, int n, const int32_t *sizes) {
 
 /* cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes:
    the box lands in this block's tile (a shared::cta address is one of the
-   cluster's) and its bytes complete on the mbarrier. */
+   cluster's) and its bytes complete on the mbarrier. fly.tma_load_multicast
+   adds .multicast::cluster with its mask (operand 3): the box lands in the
+   tile at the same shared-memory offset in each block of the mask, and its
+   bytes complete on the mbarrier at the same offset there. */
 void fly_lower_tma_load(FlyBuild *b, MlirOperation op) {
   int n = (int)mlirOperationGetNumOperands(op);
+  bool multicast = fly_lower_is(op, "fly.tma_load_multicast");
+  int first = multicast ? 4 : 3; /* the coordinate's first operand */
   MlirValue map = mlirOperationGetOperand(op, 0);
   MlirValue bar = element_of(b, mlirOperationGetOperand(op, 1));
   MlirValue tile = start_of(b, mlirOperationGetOperand(op, 2));
@@ -53,14 +59,16 @@ void fly_lower_tma_load(FlyBuild *b, MlirOperation op) {
     return;
   MlirValue dst = fly_build_op1(b, "llvm.addrspacecast", fly_mlir_type(b->m, "!llvm.ptr<7>"), 1,
                                 &tile, 0, NULL);
-  MlirValue v[3 + 5];
+  MlirValue v[4 + 5];
   int k = 0;
   v[k++] = dst;
   v[k++] = map;
-  for (int i = 3; i < n; i++)
+  for (int i = first; i < n; i++)
     v[k++] = mlirOperationGetOperand(op, i);
   v[k++] = bar;
-  int32_t seg[8] = {1, 1, n - 3, 1, 0, 0, 0, 0};
+  if (multicast)
+    v[k++] = mlirOperationGetOperand(op, 3);
+  int32_t seg[8] = {1, 1, n - first, 1, 0, multicast ? 1 : 0, 0, 0};
   MlirNamedAttribute a[3] = {
       fly_mlir_named(b->m, "operandSegmentSizes", segments(b, 8, seg)),
       fly_mlir_named(b->m, "mode", fly_build_attr(b, "#nvvm.tma_load_mode<tile>")),

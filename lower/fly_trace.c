@@ -177,6 +177,20 @@ static bool kernel_block_size(void *ctx, const FlyNode *k, const int32_t dims[3]
   return true;
 }
 
+/* gpu.func's known_cluster_size: the NVVM lowering makes it
+   .explicitcluster and .reqnctapercluster, the cluster shape the driver
+   launches the kernel with. */
+static bool kernel_cluster_size(void *ctx, const FlyNode *k, const int32_t dims[3]) {
+  FlyTrace *t = ctx;
+  (void)k;
+  if (mlirOperationIsNull(t->last_func))
+    return true;
+  MlirAttribute a = mlirDenseI32ArrayGet(t->m->ctx, 3, dims);
+  mlirOperationSetInherentAttributeByName(t->last_func,
+                                          mlirStringRefCreateFromCString("known_cluster_size"), a);
+  return true;
+}
+
 /* ---- values that change with control flow ------------------------------------------------- */
 
 /* The runtime leaves of `res` (the result of an if or a loop), each with
@@ -495,6 +509,7 @@ bool fly_trace_unit(FlyUnit *u, const FlyCheckOptions *o, FlyMlir *m, MlirModule
         .kernel_begin = kernel_begin,
         .kernel_end = kernel_end,
         .kernel_block_size = kernel_block_size,
+        .kernel_cluster_size = kernel_cluster_size,
         .value = fly_trace_value_op,
         .effect = fly_trace_effect_op,
         .if_begin = if_begin,

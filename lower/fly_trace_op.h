@@ -74,8 +74,14 @@ bool fly_op_gemm(FlyTraceOp *o);
 bool fly_op_copy(FlyTraceOp *o);
 
 /* ---- fly_trace_tma.c ---- */
-/* tensor_map, tma_load, tma_store, tma_store_commit, tma_store_wait. */
+/* tensor_map, tma_load (and its multicast), tma_store, tma_store_commit,
+   tma_store_wait. */
 bool fly_op_tma(FlyTraceOp *o, FlyOpcode op);
+
+/* ---- fly_trace_cluster.c ---- */
+/* block_rank, cluster_size, cluster_sync/arrive/arrive_relaxed/wait,
+   fence_mbarrier_init. */
+bool fly_op_cluster(FlyTraceOp *o, FlyOpcode op);
 
 /* ---- fly_trace_memory.c ---- */
 bool fly_op_store(FlyTraceOp *o);

@@ -126,10 +126,12 @@ static bool gpu_index(FlyTraceOp *o, FlyOpcode op) {
   if (op == FLY_OPCODE_LANE) {
     id = op1(o, "gpu.lane_id", index, 0, NULL, 0, NULL);
   } else {
-    const char *name = op == FLY_OPCODE_THREAD_IDX  ? "gpu.thread_id"
-                       : op == FLY_OPCODE_BLOCK_IDX ? "gpu.block_id"
-                       : op == FLY_OPCODE_BLOCK_DIM ? "gpu.block_dim"
-                                                    : "gpu.grid_dim";
+    const char *name = op == FLY_OPCODE_THREAD_IDX    ? "gpu.thread_id"
+                       : op == FLY_OPCODE_BLOCK_IDX   ? "gpu.block_id"
+                       : op == FLY_OPCODE_BLOCK_DIM   ? "gpu.block_dim"
+                       : op == FLY_OPCODE_CLUSTER_IDX ? "gpu.cluster_id"
+                       : op == FLY_OPCODE_CLUSTER_DIM ? "gpu.cluster_dim"
+                                                      : "gpu.grid_dim";
     char dim[32];
     snprintf(dim, sizeof dim, "#gpu<dim %c>", (char)('x' + o->args[0]->i));
     MlirNamedAttribute a = parsed_attr(t, "dimension", dim);
@@ -180,7 +182,8 @@ static bool math(FlyTraceOp *o, FlyOpcode op) {
    both back ends select, where the math dialect would call a device
    library. */
 /* fly.mbarrier of `kind` on the one-element shared tensor args[0], with the
-   i32 args[1] where there is one (a count, bytes or a parity). */
+   i32 args[1] where there is one (a count, bytes, a parity or a block's
+   rank in the cluster). */
 static bool mbarrier(FlyTraceOp *o, const char *kind) {
   FlyTrace *t = o->t;
   MlirValue v[2] = {fly_trace_handle(t, o->args[0]), {NULL}};
@@ -304,8 +307,18 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
   case FLY_OPCODE_BLOCK_IDX:
   case FLY_OPCODE_BLOCK_DIM:
   case FLY_OPCODE_GRID_DIM:
+  case FLY_OPCODE_CLUSTER_IDX:
+  case FLY_OPCODE_CLUSTER_DIM:
   case FLY_OPCODE_LANE:
     return gpu_index(o, op);
+  case FLY_OPCODE_BLOCK_RANK:
+  case FLY_OPCODE_CLUSTER_SIZE:
+  case FLY_OPCODE_CLUSTER_SYNC:
+  case FLY_OPCODE_CLUSTER_ARRIVE:
+  case FLY_OPCODE_CLUSTER_ARRIVE_RELAXED:
+  case FLY_OPCODE_CLUSTER_WAIT:
+  case FLY_OPCODE_FENCE_MBARRIER_INIT:
+    return fly_op_cluster(o, op);
   case FLY_OPCODE_SHUFFLE:
   case FLY_OPCODE_SHUFFLE_XOR:
   case FLY_OPCODE_SHUFFLE_UP:
@@ -433,6 +446,7 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
     return true;
   case FLY_OPCODE_TENSOR_MAP:
   case FLY_OPCODE_TMA_LOAD:
+  case FLY_OPCODE_TMA_LOAD_MULTICAST:
   case FLY_OPCODE_TMA_STORE:
   case FLY_OPCODE_TMA_STORE_COMMIT:
   case FLY_OPCODE_TMA_STORE_WAIT:
@@ -445,6 +459,8 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
     return mbarrier(o, "init");
   case FLY_OPCODE_MBARRIER_ARRIVE:
     return mbarrier(o, "arrive");
+  case FLY_OPCODE_MBARRIER_ARRIVE_REMOTE:
+    return mbarrier(o, "arrive_remote");
   case FLY_OPCODE_MBARRIER_ARRIVE_EXPECT_TX:
     return mbarrier(o, "arrive_expect_tx");
   case FLY_OPCODE_MBARRIER_WAIT:

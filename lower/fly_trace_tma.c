@@ -7,6 +7,8 @@
  * grid constants once the function is an llvm.func (fly_lower_tma.c).
  * Copies become fly.tma_load and fly.tma_store with the box's coordinate
  * in the hardware's order, innermost dimension first. */
+#include <string.h>
+
 #include "fly_trace_op.h"
 
 static MlirStringRef ref(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -55,16 +57,22 @@ static MlirValue map_arg(FlyTraceOp *o, const FlyVal *map) {
   return t->tmaps[index];
 }
 
-/* fly.tma_load(map, bar, tile, c...) or fly.tma_store(map, tile, c...):
-   `first` operands, then the coordinate, which the interpreter gives in
-   the tensor's mode order, in the hardware's. */
+/* fly.tma_load(map, bar, tile, c...), fly.tma_load_multicast(map, bar,
+   tile, mask, c...) or fly.tma_store(map, tile, c...): `first` operands,
+   then the coordinate, which the interpreter gives in the tensor's mode
+   order, in the hardware's. A multicast's mask, an i32, is cut to the
+   instruction's i16. */
 static bool copy(FlyTraceOp *o, const char *name, int first) {
   FlyTrace *t = o->t;
   const FlyTensorMap *m = o->args[0]->object.tmap;
-  MlirValue v[2 + 1 + FLY_TMAP_MAX_RANK];
+  MlirValue v[4 + FLY_TMAP_MAX_RANK];
+  bool multicast = strcmp(name, "fly.tma_load_multicast") == 0;
   v[0] = map_arg(o, o->args[0]);
   for (int i = 1; i < first; i++)
-    v[i] = fly_trace_handle(t, o->args[i]);
+    v[i] = multicast && i == 3 ? fly_trace_value(t, o->args[i], fly_type_scalar(FLY_TYPE_I32))
+                               : fly_trace_handle(t, o->args[i]);
+  if (multicast && !mlirValueIsNull(v[3]))
+    v[3] = op1(o, "arith.trunci", mlirIntegerTypeGet(t->m->ctx, 16), 1, &v[3], 0, NULL);
   for (int i = 0; i < m->rank; i++)
     v[first + i] = fly_trace_value(t, o->args[first + m->dims[i]], fly_type_scalar(FLY_TYPE_I32));
   for (int i = 0; i < first + m->rank; i++)
@@ -81,6 +89,8 @@ bool fly_op_tma(FlyTraceOp *o, FlyOpcode op) {
     return !mlirValueIsNull(map_arg(o, o->args[0]));
   case FLY_OPCODE_TMA_LOAD:
     return copy(o, "fly.tma_load", 3);
+  case FLY_OPCODE_TMA_LOAD_MULTICAST:
+    return copy(o, "fly.tma_load_multicast", 4);
   case FLY_OPCODE_TMA_STORE:
     return copy(o, "fly.tma_store", 2);
   case FLY_OPCODE_TMA_STORE_COMMIT:

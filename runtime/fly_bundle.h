@@ -151,7 +151,15 @@ typedef struct FlyBundleKernel {
   /* Its tensor maps (with FLY_BUNDLE_KERNEL_HAS_TMAPS; 0 and 0 otherwise,
      as in records of 160 bytes, written before them). */
   uint32_t first_tmap, ntmaps;
+  /* Its thread-block cluster (the launch block's `cluster`, NVIDIA sm_90):
+     blocks along x, y and z, each 1 to 8 and at most 8 in all; 0, 0, 0 for
+     a kernel without one, as in records of 168 bytes, written before
+     clusters. The binary carries the shape too (.reqnctapercluster), so a
+     reader that predates it still launches the kernel correctly. */
+  uint32_t cluster[3];
+  uint32_t reserved2; /* 0 */
 } FlyBundleKernel;
+enum { FLY_BUNDLE_MAX_CLUSTER = 8 };
 
 enum {
   FLY_PARAM_TENSOR = 1, /* a tensor in global memory: a pointer, then its `?` leaves */

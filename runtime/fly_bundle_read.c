@@ -13,7 +13,7 @@
 #include "fly_bundle_internal.h"
 
 _Static_assert(sizeof(FlyBundleHeader) == 160, "the header is 160 bytes");
-_Static_assert(sizeof(FlyBundleKernel) == 168, "the kernel record is 168 bytes");
+_Static_assert(sizeof(FlyBundleKernel) == 184, "the kernel record is 184 bytes");
 _Static_assert(sizeof(FlyBundleTensorMap) == 72, "the tensor map record is 72 bytes");
 _Static_assert(sizeof(FlyBundleParam) == 40, "the version 1 parameter record is 40 bytes");
 _Static_assert(sizeof(FlyBundleInsn) == 40, "the version 1 instruction record is 40 bytes");
@@ -197,6 +197,21 @@ static bool check_tmaps(const FlyBundle *b, const FlyBundleKernel *k, const char
   return true;
 }
 
+/* Kernel k's cluster: none (0, 0, 0), or 1 to 8 blocks along each
+   dimension and 8 in all. */
+static bool check_cluster(const FlyBundleKernel *k, const char *name, char *why, size_t n) {
+  const uint32_t *c = k->cluster;
+  if (!c[0] && !c[1] && !c[2])
+    return true;
+  uint64_t size = (uint64_t)c[0] * c[1] * c[2];
+  if (!c[0] || !c[1] || !c[2] || size > FLY_BUNDLE_MAX_CLUSTER)
+    return fly_bundle_fail(why, n,
+                           "corrupt bundle: kernel '%s' has a cluster of %u x %u x %u blocks (1 "
+                           "to %d in all)",
+                           name, c[0], c[1], c[2], FLY_BUNDLE_MAX_CLUSTER);
+  return true;
+}
+
 static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why, size_t n) {
   if (!check_string(b, k->name, "a kernel's name", why, n) ||
       !check_string(b, k->spec, "a kernel's specialisation", why, n) ||
@@ -221,7 +236,7 @@ static bool check_kernel(const FlyBundle *b, const FlyBundleKernel *k, char *why
     if (!check_param_args(b, &p, k->nargs, why, n))
       return false;
   }
-  if (!check_tmaps(b, k, name, why, n))
+  if (!check_tmaps(b, k, name, why, n) || !check_cluster(k, name, why, n))
     return false;
   char what[160];
   snprintf(what, sizeof what, "the launch program of kernel '%s'", name);

@@ -215,6 +215,28 @@ static const char *kind_name(FlyrtArgKind k) {
   return k == FLYRT_ARG_TENSOR ? "a tensor" : k == FLYRT_ARG_INT ? "an integer" : "a float";
 }
 
+bool flyrt_kernel_cluster(const Kernel *k, uint32_t cluster[3]) {
+  bool has = k->rec.cluster[0] && k->rec.cluster[1] && k->rec.cluster[2];
+  for (int i = 0; i < 3; i++)
+    cluster[i] = has ? k->rec.cluster[i] : 1;
+  return has;
+}
+
+/* A kernel compiled for clusters runs on a grid of whole clusters: the
+   driver refuses any other, less clearly. */
+static FlyrtStatus whole_clusters(const Kernel *k, const FlyrtLaunchConfig *c) {
+  uint32_t cl[3];
+  if (!flyrt_kernel_cluster(k, cl))
+    return FLYRT_SUCCESS;
+  for (int i = 0; i < 3; i++)
+    if (c->grid[i] % cl[i])
+      return flyrt_fail(FLYRT_ERROR_LAUNCH_RULE,
+                        "%s: a grid of %u x %u x %u blocks is not made of whole clusters of %u x "
+                        "%u x %u blocks (the kernel's cluster)",
+                        k->name, c->grid[0], c->grid[1], c->grid[2], cl[0], cl[1], cl[2]);
+  return FLYRT_SUCCESS;
+}
+
 FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
                           const FlyrtLaunchConfig *override, uint64_t *slots,
                           FlyrtLaunchConfig *config) {
@@ -275,7 +297,7 @@ FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
   }
   if (whole) {
     *config = *override;
-    return FLYRT_SUCCESS;
+    return whole_clusters(k, config);
   }
   for (int i = 0; i < 3; i++) {
     config->grid[i] = override && override->grid[i] ? override->grid[i] : (uint32_t)v[i];
@@ -290,7 +312,7 @@ FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
       return flyrt_fail(FLYRT_ERROR_LAUNCH_RULE,
                         "%s: the kernel has no launch block: give grid and block explicitly",
                         k->name);
-  return FLYRT_SUCCESS;
+  return whole_clusters(k, config);
 }
 
 const FlyrtTensor *flyrt_param_tensor(const Kernel *k, const FlyrtArg *args, int nargs,
@@ -306,6 +328,20 @@ const FlyrtTensor *flyrt_param_tensor(const Kernel *k, const FlyrtArg *args, int
 bool flyrtKernelHasLaunchRule(FlyrtKernel h) {
   const Kernel *k = h.ptr;
   return k && (k->rec.flags & FLY_BUNDLE_KERNEL_HAS_LAUNCH);
+}
+
+bool flyrtKernelCluster(FlyrtKernel h, uint32_t out[3]) {
+  const Kernel *k = h.ptr;
+  if (!k) {
+    for (int i = 0; out && i < 3; i++)
+      out[i] = 1;
+    return false;
+  }
+  uint32_t c[3];
+  bool has = flyrt_kernel_cluster(k, c);
+  if (out)
+    memcpy(out, c, sizeof c);
+  return has;
 }
 
 FlyrtStatus flyrtKernelLaunchConfigFor(FlyrtKernel h, const FlyrtArg *args, int nargs,

@@ -29,7 +29,33 @@ enum {
   CU_JIT_ERROR_LOG_BUFFER = 5,
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
 };
+
+/* cuLaunchKernelEx's configuration (CUDA 12): one attribute is a 4-byte
+   id, padding to 8, and a 64-byte union of values, of which the cluster's
+   dimensions are three unsigned ints. */
+typedef struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } cluster_dim;
+  } value;
+} CUlaunchAttribute;
+
+typedef struct CUlaunchConfig {
+  unsigned grid_x, grid_y, grid_z;
+  unsigned block_x, block_y, block_z;
+  unsigned shared_bytes;
+  CUstream stream;
+  CUlaunchAttribute *attrs;
+  unsigned nattrs;
+} CUlaunchConfig;
+
+_Static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute is 72 bytes");
 
 /* The driver's functions this back end calls: the name it is exported
    under, and a slot for it. */
@@ -70,6 +96,8 @@ static struct {
   CUresult (*TensorMapEncodeTiled)(void *, int, uint32_t, void *, const uint64_t *,
                                    const uint64_t *, const uint32_t *, const uint32_t *, int, int,
                                    int, int);
+  /* CUDA 12 and later; NULL in an older driver (cluster kernels then refuse). */
+  CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
 } cu;
 
 static const struct {
@@ -137,6 +165,9 @@ static void load_driver(void) {
   /* Optional: only kernels with tensor maps need it. */
   void *encode = dlsym(h, "cuTensorMapEncodeTiled");
   memcpy(&cu.TensorMapEncodeTiled, &encode, sizeof encode);
+  /* Optional: only kernels with clusters need it. */
+  void *launch_ex = dlsym(h, "cuLaunchKernelEx");
+  memcpy(&cu.LaunchKernelEx, &launch_ex, sizeof launch_ex);
   /* The driver stays loaded: unloading it after cuInit is not supported. */
   init_result = cu.Init(0);
   loaded = true;
@@ -231,9 +262,26 @@ static FlyrtStatus allow_shared(Device *d, void *fn, uint32_t bytes) {
                "cuFuncSetAttribute (dynamic shared memory)");
 }
 
-static FlyrtStatus launch(Device *d, void *fn, const FlyrtLaunchConfig *c, FlyrtStream s,
-                          void **params) {
+/* A kernel with a cluster is launched with its shape as an attribute of
+   cuLaunchKernelEx (the binary's .reqnctapercluster must agree); the others
+   with cuLaunchKernel, as before clusters. */
+static FlyrtStatus launch(Device *d, void *fn, const FlyrtLaunchConfig *c, const uint32_t *cluster,
+                          FlyrtStream s, void **params) {
   (void)d;
+  if (cluster) {
+    if (!cu.LaunchKernelEx)
+      return flyrt_fail(FLYRT_ERROR_DRIVER,
+                        "libcuda.so.1 has no cuLaunchKernelEx (a driver older than CUDA 12?)");
+    CUlaunchAttribute a;
+    memset(&a, 0, sizeof a);
+    a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    a.value.cluster_dim.x = cluster[0];
+    a.value.cluster_dim.y = cluster[1];
+    a.value.cluster_dim.z = cluster[2];
+    CUlaunchConfig lc = {c->grid[0],  c->grid[1],      c->grid[2], c->block[0], c->block[1],
+                         c->block[2], c->shared_bytes, s,          &a,          1};
+    return check(cu.LaunchKernelEx(&lc, fn, params, NULL), "cuLaunchKernelEx");
+  }
   return check(cu.LaunchKernel(fn, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1],
                                c->block[2], c->shared_bytes, s, params, NULL),
                "cuLaunchKernel");

@@ -304,6 +304,8 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
     params[i] = &slots[i];
   for (uint32_t i = 0; i < k->rec.ntmaps; i++)
     params[k->tmaps[i].arg] = maps[i];
-  s = d->driver->launch(d, k->fn, &c, st, params);
+  uint32_t cluster[3];
+  bool clustered = flyrt_kernel_cluster(k, cluster);
+  s = d->driver->launch(d, k->fn, &c, clustered ? cluster : NULL, st, params);
   return s ? s : flyrt_ok();
 }

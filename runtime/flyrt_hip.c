@@ -211,9 +211,12 @@ static FlyrtStatus allow_shared(Device *d, void *fn, uint32_t bytes) {
   return FLYRT_SUCCESS;
 }
 
-static FlyrtStatus launch(Device *d, void *fn, const FlyrtLaunchConfig *c, FlyrtStream s,
-                          void **params) {
+static FlyrtStatus launch(Device *d, void *fn, const FlyrtLaunchConfig *c, const uint32_t *cluster,
+                          FlyrtStream s, void **params) {
   (void)d;
+  /* AMD targets have no clusters: no bundle for them asks for one. */
+  if (cluster)
+    return flyrt_fail(FLYRT_ERROR_NO_IMAGE, "HIP has no thread-block clusters");
   return check(hip.ModuleLaunchKernel(fn, c->grid[0], c->grid[1], c->grid[2], c->block[0],
                                       c->block[1], c->block[2], c->shared_bytes, s, params, NULL),
                "hipModuleLaunchKernel");

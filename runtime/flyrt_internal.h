@@ -51,8 +51,10 @@ typedef struct Driver {
   FlyrtStatus (*function)(Device *d, void *module, const char *symbol, void **fn);
   /* Lets fn use `bytes` of dynamic shared memory (beyond the default). */
   FlyrtStatus (*allow_shared)(Device *d, void *fn, uint32_t bytes);
-  FlyrtStatus (*launch)(Device *d, void *fn, const FlyrtLaunchConfig *c, FlyrtStream s,
-                        void **params);
+  /* cluster: the kernel's cluster shape, NULL for a kernel without one
+     (CUDA launches it with cuLaunchKernelEx; HIP refuses it). */
+  FlyrtStatus (*launch)(Device *d, void *fn, const FlyrtLaunchConfig *c, const uint32_t *cluster,
+                        FlyrtStream s, void **params);
   /* Encodes a tensor map into map (128 bytes, 64-aligned); NULL where the
      API has none (HIP). */
   FlyrtStatus (*encode_tmap)(Device *d, const FlyrtTmapEncode *e, void *map);
@@ -153,9 +155,14 @@ FlyrtStatus flyrt_choose_target(const FlyBundle *b, const char *device_target, c
 /* Parses a tensor's layout text ("(?,?):(?,1)") into p's leaves. */
 bool flyrt_parse_layout(const char *text, FlyrtParamInfo *p);
 
+/* k's cluster shape: true and the shape for a kernel compiled for
+   clusters, else false and 1, 1, 1. */
+bool flyrt_kernel_cluster(const Kernel *k, uint32_t cluster[3]);
+
 /* Checks args for k and fills the function's argument slots (slots[i] is
    argument i's value, in its own type's bytes at the start) and the launch
-   configuration from the rule (with override). */
+   configuration from the rule (with override); the grid must be made of
+   whole clusters of a kernel's cluster. */
 FlyrtStatus flyrt_prepare(const Kernel *k, const FlyrtArg *args, int nargs,
                           const FlyrtLaunchConfig *override, uint64_t *slots,
                           FlyrtLaunchConfig *config);

@@ -165,6 +165,8 @@ int flyc_inspect_command(int argc, char **argv) {
       put_tmap(&b, &k, &m);
     }
     put_launch(&b, &k);
+    if (k.cluster[0])
+      printf("    cluster: (%u, %u, %u) blocks\n", k.cluster[0], k.cluster[1], k.cluster[2]);
     if (k.static_shared)
       printf("    shared tiles: %u bytes (added to each launch's shared memory)\n",
              k.static_shared);

@@ -749,6 +749,16 @@ static int check_launch(Run *r) {
   }
   if (ov->shared_bytes)
     r->config.shared_bytes = ov->shared_bytes;
+  /* A kernel with a cluster runs on whole clusters (the launch refuses
+     others, as libflyrt does; a dry run says so too). */
+  uint32_t cl[3];
+  if (flyrtKernelCluster(r->kernel, cl))
+    for (int i = 0; i < 3; i++)
+      if (r->config.grid[i] % cl[i])
+        return error("%s: a grid of %u x %u x %u blocks is not made of whole clusters of %u x %u "
+                     "x %u blocks (the kernel's cluster)",
+                     flyrtKernelName(r->kernel), r->config.grid[0], r->config.grid[1],
+                     r->config.grid[2], cl[0], cl[1], cl[2]);
   return FLYC_OK;
 }
 
@@ -795,6 +805,9 @@ static void print_launch(const Run *r) {
     printf("without a GPU");
   printf(": grid (%u, %u, %u), block (%u, %u, %u), shared %u bytes", c->grid[0], c->grid[1],
          c->grid[2], c->block[0], c->block[1], c->block[2], c->shared_bytes);
+  uint32_t cl[3];
+  if (flyrtKernelCluster(r->kernel, cl))
+    printf(", cluster (%u, %u, %u)", cl[0], cl[1], cl[2]);
   if (r->random)
     printf(", seed %" PRIu64, r->seed);
   puts(r->o.dry_run ? " (dry run)" : "");

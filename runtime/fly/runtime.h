@@ -311,6 +311,13 @@ FLYRT_API FlyrtStatus flyrtKernelLaunchConfigFor(FlyrtKernel k, const FlyrtArg *
 /* Whether k has a launch rule (its Fly source a `launch` block). */
 FLYRT_API bool flyrtKernelHasLaunchRule(FlyrtKernel k);
 
+/* k's thread-block cluster (its launch block's `cluster`, fixed when it was
+   compiled): true and the blocks along x, y and z in out; false and 1, 1, 1
+   for a kernel without one (or a null kernel). A launch of a kernel with a
+   cluster goes through cuLaunchKernelEx with that shape, and its grid must
+   be made of whole clusters (FLYRT_ERROR_LAUNCH_RULE otherwise). */
+FLYRT_API bool flyrtKernelCluster(FlyrtKernel k, uint32_t out[3]);
+
 /* Launches k on stream s after the same checks. override NULL: grid,
    block and shared memory from the launch rule; otherwise each of its
    fields that is not 0 replaces the rule's. An override that gives all of

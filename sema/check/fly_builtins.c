@@ -143,6 +143,10 @@ static const FlyVal *value(FlyInterp *I, FlyValueId id, const char *name) {
     return index3(I, name, FLY_OPCODE_BLOCK_DIM);
   case FLY_VALUE_GRID_DIM:
     return index3(I, name, FLY_OPCODE_GRID_DIM);
+  case FLY_VALUE_CLUSTER_IDX:
+    return index3(I, name, FLY_OPCODE_CLUSTER_IDX);
+  case FLY_VALUE_CLUSTER_DIM:
+    return index3(I, name, FLY_OPCODE_CLUSTER_DIM);
   case FLY_VALUE_LANE: {
     FlyOrigin o = {NULL, "the lane index"};
     return fly_emit_value(I, fly_val_runtime(&I->A, fly_type_scalar(FLY_TYPE_I32), o),
@@ -223,10 +227,15 @@ static const FlyVal *index3_member(FlyInterp *I, const FlyVal *base, const FlyNo
     return fly_err(I, m, "%s is known only on the GPU; a launch block runs on the host",
                    base->object.name);
   FlyOpcode op = (FlyOpcode)base->object.which;
-  const char *w = op == FLY_OPCODE_BLOCK_IDX   ? "the block index"
-                  : op == FLY_OPCODE_BLOCK_DIM ? "the block size (block_dim)"
-                  : op == FLY_OPCODE_GRID_DIM  ? "the grid size (grid_dim)"
-                                               : "the thread index";
+  bool cluster = op == FLY_OPCODE_CLUSTER_IDX || op == FLY_OPCODE_CLUSTER_DIM;
+  if (cluster && !fly_has_cluster(I, m, base->object.name))
+    return NULL;
+  const char *w = op == FLY_OPCODE_BLOCK_IDX     ? "the block index"
+                  : op == FLY_OPCODE_BLOCK_DIM   ? "the block size (block_dim)"
+                  : op == FLY_OPCODE_GRID_DIM    ? "the grid size (grid_dim)"
+                  : op == FLY_OPCODE_CLUSTER_IDX ? "the cluster index"
+                  : op == FLY_OPCODE_CLUSTER_DIM ? "the grid size in clusters (cluster_dim)"
+                                                 : "the thread index";
   FlyOrigin o = {m, w};
   /* The dimension, 0 for x to 2 for z, is the operation's argument. */
   const FlyVal *dim = fly_val_int(&I->A, m->str[0] - 'x', NULL);

@@ -53,6 +53,9 @@ const FlyVal *fly_arg_tensor(FlyInterp *I, const FlyArgs *a, int i, const char *
 /* None, or an error naming `name` when the call is in a launch block,
    which runs on the host (the GPU builtins). */
 const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name);
+/* True when the target has thread-block clusters (the feature cluster);
+   otherwise false after an error at `at` naming `what` (fly_builtins_cluster.c). */
+bool fly_has_cluster(FlyInterp *I, const FlyNode *at, const char *what);
 /* Whether v is an integer, static or runtime. */
 bool fly_val_is_integer(const FlyVal *v);
 /* A new object value of that kind. */

@@ -92,8 +92,16 @@ const FlyVal *fly_builtin_mbarrier_init(FlyInterp *I, const FlyArgs *a) {
   return mbarrier_op(I, a, "mbarrier_init(bar, count)", FLY_OPCODE_MBARRIER_INIT);
 }
 
+/* With a rank, the arrival is on the mbarrier at bar's place in the shared
+   memory of block `rank` of the cluster (released to the cluster): how a
+   consumer tells each block that multicasts into it that a stage is free. */
 const FlyVal *fly_builtin_mbarrier_arrive(FlyInterp *I, const FlyArgs *a) {
-  return mbarrier_op(I, a, "mbarrier_arrive(bar)", FLY_OPCODE_MBARRIER_ARRIVE);
+  if (a->n == 1)
+    return mbarrier_op(I, a, "mbarrier_arrive(bar)", FLY_OPCODE_MBARRIER_ARRIVE);
+  static const char what[] = "mbarrier_arrive(bar, rank)";
+  if (!fly_gpu_only(I, a, what) || !fly_has_cluster(I, a->call, what))
+    return NULL;
+  return mbarrier_op(I, a, what, FLY_OPCODE_MBARRIER_ARRIVE_REMOTE);
 }
 
 const FlyVal *fly_builtin_mbarrier_arrive_expect_tx(FlyInterp *I, const FlyArgs *a) {

@@ -373,8 +373,29 @@ static bool coords(FlyInterp *I, const FlyArgs *a, int i, const FlyTensorMap *m,
   return true;
 }
 
+/* A multicast's mask: an integer whose bit r sends the box to block r of
+   the cluster; a static one names at least one of 16 blocks. Made an i32
+   (the tracer keeps its low 16 bits, the instruction's i16). */
+static const FlyVal *multicast_mask(FlyInterp *I, const FlyArgs *a, int i, const char *what) {
+  const FlyVal *x = a->v[i];
+  if (!fly_has_cluster(I, a->node[i], what))
+    return NULL;
+  if (!fly_val_is_integer(x))
+    return fly_err(I, a->node[i],
+                   "%s takes a mask of the cluster's blocks here: an integer whose bit r sends "
+                   "the box to block r, not %s",
+                   what, fly_val_describe(&I->A, x));
+  if (x->kind == FLY_V_INT && (x->i < 1 || x->i > 0xffff))
+    return fly_err(I, a->node[i],
+                   "%s multicasts to the blocks whose ranks are the mask's bits, of 16 at most: "
+                   "a mask from 1 to 0xffff, not %" PRId64,
+                   what, x->i);
+  return fly_convert(I, x, fly_type_scalar(FLY_TYPE_I32), a->node[i], true);
+}
+
 const FlyVal *fly_builtin_tma_load(FlyInterp *I, const FlyArgs *a) {
-  static const char what[] = "tma_load(map, bar, tile, coord)";
+  const char *what =
+      a->n == 5 ? "tma_load(map, bar, tile, coord, mask)" : "tma_load(map, bar, tile, coord)";
   if (!has_tma(I, a, what))
     return NULL;
   const FlyTensorMap *m = arg_map(I, a, what);
@@ -390,8 +411,18 @@ const FlyVal *fly_builtin_tma_load(FlyInterp *I, const FlyArgs *a) {
                    "%s completes its bytes on an mbarrier: one i64 of shared memory, such as "
                    "bars[0] of smem<i64>(2), not %s",
                    what, fly_val_describe(&I->A, bar));
-  const FlyVal *args[3 + FLY_TMAP_MAX_RANK] = {a->v[0], bar, a->v[2]};
-  if (!check_tile(I, a, 2, m, what) || !coords(I, a, 3, m, what, args + 3))
+  const FlyVal *args[4 + FLY_TMAP_MAX_RANK] = {a->v[0], bar, a->v[2]};
+  if (!check_tile(I, a, 2, m, what))
+    return NULL;
+  if (a->n == 5) {
+    /* map, bar, tile, mask, coord... */
+    if (!(args[3] = multicast_mask(I, a, 4, what)) || !coords(I, a, 3, m, what, args + 4))
+      return NULL;
+    return fly_emit_effect(I, FLY_OPCODE_TMA_LOAD_MULTICAST, 4 + m->rank, args, a->call)
+               ? fly_val_none()
+               : NULL;
+  }
+  if (!coords(I, a, 3, m, what, args + 3))
     return NULL;
   return fly_emit_effect(I, FLY_OPCODE_TMA_LOAD, 3 + m->rank, args, a->call) ? fly_val_none()
                                                                              : NULL;

@@ -293,14 +293,64 @@ static void check_require(FlyInterp *I, FlyScope *s, const FlyNode *st, FlyKerne
     fly_kernel_record_require(I, info, c, msg ? msg->s : NULL, msg ? msg->len : 0, st->kid[0]);
 }
 
+/* `cluster = (x, y, z);` (or a number, or a tuple of fewer): the blocks of a
+   thread-block cluster, fixed when the kernel is compiled (the binary
+   carries it, PTX's .reqnctapercluster) and so a compile-time constant;
+   at most 8 blocks, the portable size every sm_90 device runs. */
+static void check_cluster(FlyInterp *I, const FlyNode *it, const FlyVal *v, FlyKernelInfo *info) {
+  const FlyNode *at = it->kid[0];
+  if (!fly_target_has(I->target, FLY_FEATURE_CLUSTER)) {
+    fly_error(I->diag, fly_node_name_span(it),
+              "the launch setting cluster needs thread-block clusters, which %s does not have; "
+              "they run on %s",
+              I->target->arch, fly_targets_with_feature(FLY_FEATURE_CLUSTER));
+    return;
+  }
+  bool tuple = v->kind == FLY_V_TUPLE;
+  int n = tuple ? v->n : 1;
+  int64_t dims[3] = {1, 1, 1};
+  bool ok = n >= 1 && n <= 3;
+  for (int i = 0; ok && i < n; i++) {
+    const FlyVal *e = tuple ? v->elems[i] : v;
+    ok = e->kind == FLY_V_INT;
+    if (ok)
+      dims[i] = e->i;
+  }
+  if (!ok) {
+    fly_err(I, at,
+            "cluster is a number or a tuple of 1 to 3 numbers known at compile time (the "
+            "binary carries it), not %s",
+            fly_val_describe(&I->A, v));
+    return;
+  }
+  int64_t size = 1;
+  for (int i = 0; i < 3; i++) {
+    if (dims[i] < 1 || dims[i] > 8) {
+      fly_err(I, at, "cluster's dimensions are 1 to 8 blocks, not %lld", (long long)dims[i]);
+      return;
+    }
+    size *= dims[i];
+  }
+  if (size > 8) {
+    fly_err(I, at, "a cluster has at most 8 blocks, not %lld (%lld x %lld x %lld)", (long long)size,
+            (long long)dims[0], (long long)dims[1], (long long)dims[2]);
+    return;
+  }
+  for (int i = 0; i < 3; i++) {
+    I->cluster[i] = (int32_t)dims[i];
+    if (info)
+      info->cluster[i] = (uint32_t)dims[i];
+  }
+}
+
 static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch,
                          FlyKernelInfo *info) {
   FlyScope *s = fly_scope_new(I, params);
   if (!s)
     return;
   I->in_launch = true;
-  const FlyNode *seen[3] = {NULL, NULL, NULL};
-  static const char *const fields[3] = {"grid", "block", "shared"};
+  const FlyNode *seen[4] = {NULL, NULL, NULL, NULL};
+  static const char *const fields[4] = {"grid", "block", "shared", "cluster"};
   for (const FlyNode *it = launch->kid[0]; it && !I->aborted; it = it->next) {
     if (it->kind == FLY_REQUIRE) {
       check_require(I, s, it, info);
@@ -311,12 +361,13 @@ static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch,
       continue;
     }
     int f = -1;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
       if (strcmp(it->str, fields[i]) == 0)
         f = i;
     if (f < 0) {
       fly_error(I->diag, fly_node_name_span(it),
-                "unknown launch setting '%s' (the settings are grid, block and shared)", it->str);
+                "unknown launch setting '%s' (the settings are grid, block, shared and cluster)",
+                it->str);
       continue;
     }
     if (seen[f]) {
@@ -328,6 +379,10 @@ static void check_launch(FlyInterp *I, FlyScope *params, const FlyNode *launch,
     const FlyVal *v = fly_eval(I, s, it->kid[0]);
     if (!v)
       continue;
+    if (f == 3) {
+      check_cluster(I, it, v, info);
+      continue;
+    }
     bool tuple_ok = f < 2 && v->kind == FLY_V_TUPLE && v->n >= 1 && v->n <= 3;
     int n = tuple_ok ? v->n : 1;
     bool ok = true;
@@ -410,6 +465,7 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->smem_bytes = 0;
   I->smem_at_launch = NULL;
   I->has_static_block = false;
+  memset(I->cluster, 0, sizeof I->cluster);
   const FlyCheckOptions *o = &I->options;
   bool chosen = !o->only_kernel || strcmp(o->only_kernel, k->str) == 0;
   bool trace = o->emit && chosen;
@@ -467,6 +523,9 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     fly_kernel_info_clear(&scratch);
     if (trace && o->emit && o->emit->kernel_block_size && I->has_static_block && !I->aborted &&
         !o->emit->kernel_block_size(o->emit->ctx, k, I->static_block))
+      I->aborted = true;
+    if (trace && o->emit && o->emit->kernel_cluster_size && I->cluster[0] && !I->aborted &&
+        !o->emit->kernel_cluster_size(o->emit->ctx, k, I->cluster))
       I->aborted = true;
   }
   I->kernel = NULL;

@@ -49,6 +49,9 @@ struct FlyEmitter {
      known at compile time, so the code may be compiled for exactly that
      many threads (registers shared out for them). May be NULL. */
   bool (*kernel_block_size)(void *ctx, const FlyNode *kernel, const int32_t dims[3]);
+  /* After kernel_end (ok): the launch block's cluster shape, blocks of a
+     thread-block cluster (each at least 1). May be NULL. */
+  bool (*kernel_cluster_size)(void *ctx, const FlyNode *kernel, const int32_t dims[3]);
   /* result, a fresh runtime value or tensor, is op applied to args; sets
      result->ssa. False after reporting an error. */
   bool (*value)(void *ctx, FlyVal *result, FlyOpcode op, int n, const FlyVal *const *args,

@@ -118,6 +118,7 @@ typedef struct FlyInterp {
   bool in_launch;                /* evaluating a launch block */
   int32_t static_block[3];       /* the launch block's block, when known at compile time */
   bool has_static_block;
+  int32_t cluster[3];      /* the launch block's cluster shape; 0s without one */
   int in_const;            /* > 0 inside a const block: every let must be static */
   int compile_time;        /* > 0 while a value must be static (const, static_assert ...):
                               while loops run at compile time, in calls too */

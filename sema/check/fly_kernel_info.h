@@ -45,6 +45,7 @@ typedef struct FlyKernelInfo {
   uint32_t nrequires;
   FlyRequireInfo *requires;
   uint32_t static_shared; /* FlyBundleKernel's: set by the back end */
+  uint32_t cluster[3];    /* the launch block's cluster shape; 0s without one */
   /* Its tensor maps (tensor_map in the body), each an argument after the
      parameters' (nargs counts them). */
   uint32_t ntmaps;

@@ -227,6 +227,15 @@ class TestSignature(FlyTestCase):
                          "const VEC: int = 4)")
         self.assertIn(k.signature, repr(k))
 
+    def test_cluster(self):
+        # The launch block's cluster, as compiled; (1, 1, 1) without one.
+        src = ("kernel k(R: tensor<i32>) { cluster_sync(); }\n"
+               "launch k { grid = 4; block = 32; cluster = (2, 1, 1); }\n")
+        k = fly.load(bundles.source("clustered", src), target="sm_90").k
+        self.assertEqual(k.cluster, (2, 1, 1))
+        self.assertEqual(k.launch_config(vec(4, "<i4")).grid, (4, 1, 1))
+        self.assertEqual(load("01-vector-add").vector_add.cluster, (1, 1, 1))
+
     def test_tiled_mma(self):
         k = load(TILED_MMA).gemm_tile
         a, b, c = k.params[:3]

@@ -273,7 +273,7 @@ static void round_trip(void **state) {
   assert_string_equal(fly_bundle_string(&b, h->compiler), "flyc 0.1.0");
   assert_string_equal(fly_bundle_string(&b, h->toolchain), "LLVM 22.1.0");
   assert_string_equal(fly_bundle_string(&b, h->source_hash), source_hash);
-  static const uint32_t record_size[FLY_BUNDLE_NTABLES] = {168, 40, 40, 24, 72};
+  static const uint32_t record_size[FLY_BUNDLE_NTABLES] = {184, 40, 40, 24, 72};
   for (int t = 0; t < FLY_BUNDLE_NTABLES; t++) {
     assert_int_equal(h->tables[t].offset % 8, 0);
     assert_int_equal(h->tables[t].record_size, record_size[t]);
@@ -514,6 +514,8 @@ static const Patch patches[] = {
      "kernel 'vector_add' has tensor maps but not the flag"},
     {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, first_tmap), 4, 1,
      "the tensor maps of kernel 'vector_add' are out of range"},
+    {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, cluster) + 4, 4, 3,
+     "kernel 'vector_add' has a cluster of 0 x 3 x 0 blocks (1 to 8 in all)"},
     {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, nparams), 4, 100,
      "the parameters of kernel 'vector_add' are out of range"},
     {FLY_BUNDLE_T_KERNELS, 0, offsetof(FlyBundleKernel, first_param), 4, UINT32_MAX,
@@ -735,6 +737,78 @@ static void larger_records_are_read_by_their_prefix(void **state) {
     assert_image(&b, 1, "gfx942", FLY_IMAGE_HSACO, hsaco, sizeof hsaco);
     free(q);
   }
+  free(p);
+}
+
+/* ---- clusters ------------------------------------------------------------ */
+
+/* A copy of the bundle whose table t holds records of `size` bytes, each
+   cut from the bundle's own, as an earlier version wrote them. */
+static unsigned char *narrow(const unsigned char *p, size_t n, int t, uint32_t size,
+                             size_t *out_size) {
+  FlyBundleHeader h;
+  memcpy(&h, p, sizeof h);
+  FlyBundleTable *tab = &h.tables[t];
+  size_t at = (n + 7) / 8 * 8;
+  size_t total = at + tab->count * size;
+  unsigned char *q = calloc(1, total);
+  assert_non_null(q);
+  memcpy(q, p, n);
+  for (uint32_t i = 0; i < tab->count; i++)
+    memcpy(q + at + i * size, p + tab->offset + (size_t)i * tab->record_size, size);
+  tab->offset = at;
+  tab->record_size = size;
+  h.file_size = total;
+  memcpy(q, &h, sizeof h);
+  reseal(q, total);
+  *out_size = total;
+  return q;
+}
+
+/* A kernel's cluster shape goes into its record and comes back; a record
+   of 168 bytes, written before clusters, reads as a kernel without one; a
+   shape of more than 8 blocks, or with a dimension of 0, is refused. */
+static void cluster_shapes(void **state) {
+  (void)state;
+  FlyBundleWriter w;
+  fly_bundle_writer_init(&w);
+  uint32_t nv = fly_bundle_writer_image(&w, "sm_90", FLY_IMAGE_PTX, ptx, sizeof ptx);
+  FlyKernelInfo k = vector_add("sm_90");
+  k.cluster[0] = 2;
+  k.cluster[1] = 1;
+  k.cluster[2] = 1;
+  fly_bundle_writer_kernel(&w, &k, nv, "vector_add");
+  k = vector_add("sm_90");
+  k.spec = "B=1";
+  fly_bundle_writer_kernel(&w, &k, nv, "vector_add");
+  size_t size;
+  unsigned char *p = finish(&w, &size);
+  FlyBundle b = open_ok(p, size);
+  FlyBundleKernel r = fly_bundle_kernel(&b, 0);
+  assert_int_equal(r.cluster[0], 2);
+  assert_int_equal(r.cluster[1], 1);
+  assert_int_equal(r.cluster[2], 1);
+  assert_int_equal(r.reserved2, 0);
+  assert_int_equal(r.flags, FLY_BUNDLE_KERNEL_HAS_LAUNCH);
+  r = fly_bundle_kernel(&b, 1);
+  assert_int_equal(r.cluster[0] | r.cluster[1] | r.cluster[2], 0);
+
+  size_t n;
+  unsigned char *old = narrow(p, size, FLY_BUNDLE_T_KERNELS, 168, &n);
+  FlyBundle o = open_ok(old, n);
+  r = fly_bundle_kernel(&o, 0);
+  assert_int_equal(r.cluster[0] | r.cluster[1] | r.cluster[2], 0);
+  k = vector_add("sm_90");
+  assert_kernel(&o, 0, &k, 0, "vector_add");
+  free(old);
+
+  const size_t at = offsetof(FlyBundleKernel, cluster);
+  set32(p, size, FLY_BUNDLE_T_KERNELS, 0, at + 4, 4);
+  open_ok(p, size); /* 2 x 4 x 1 */
+  set32(p, size, FLY_BUNDLE_T_KERNELS, 0, at + 8, 2);
+  assert_refused(p, size, "kernel 'vector_add' has a cluster of 2 x 4 x 2 blocks (1 to 8 in all)");
+  set32(p, size, FLY_BUNDLE_T_KERNELS, 0, at + 8, 0);
+  assert_refused(p, size, "kernel 'vector_add' has a cluster of 2 x 4 x 0 blocks");
   free(p);
 }
 
@@ -1179,6 +1253,7 @@ int main(void) {
       cmocka_unit_test(overlapping_kernels_are_refused),
       cmocka_unit_test(records_of_no_kernel_are_checked),
       cmocka_unit_test(larger_records_are_read_by_their_prefix),
+      cmocka_unit_test(cluster_shapes),
       cmocka_unit_test(merge_two_single_target_bundles),
       cmocka_unit_test(launch_rule_of_vector_add),
       cmocka_unit_test(launch_rule_of_scale),

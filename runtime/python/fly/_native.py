@@ -12,8 +12,8 @@ import ctypes
 import ctypes.util
 import os
 import threading
-from ctypes import (POINTER, Structure, Union, c_char_p, c_double, c_int, c_int64, c_size_t,
-                    c_uint32, c_void_p)
+from ctypes import (POINTER, Structure, Union, c_bool, c_char_p, c_double, c_int, c_int64,
+                    c_size_t, c_uint32, c_void_p)
 from pathlib import Path
 
 from .errors import FlyError, LibraryNotFoundError
@@ -120,6 +120,7 @@ _PROTOTYPES = {
     "flyrtKernelParamCount": (c_int, [FlyrtKernel]),
     "flyrtKernelArgCount": (c_int, [FlyrtKernel]),
     "flyrtKernelParam": (_S, [FlyrtKernel, c_int, POINTER(FlyrtParamInfo)]),
+    "flyrtKernelCluster": (c_bool, [FlyrtKernel, POINTER(c_uint32)]),
     "flyrtKernelLaunchConfigFor": (_S, [FlyrtKernel, POINTER(FlyrtArg), c_int,
                                         POINTER(FlyrtLaunchConfig)]),
     "flyrtKernelLaunch": (_S, [FlyrtKernel, POINTER(FlyrtArg), c_int, c_void_p,

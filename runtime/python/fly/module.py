@@ -14,7 +14,7 @@ import ctypes
 import os
 import struct
 import threading
-from ctypes import addressof, byref, c_void_p
+from ctypes import addressof, byref, c_uint32, c_void_p
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional, Union
 
@@ -144,6 +144,11 @@ class Kernel:
         self._k = c_void_p(handle.ptr)
         self.name = text(lib.flyrtKernelName(handle))
         self.spec = text(lib.flyrtKernelSpec(handle))
+        shape = (c_uint32 * 3)()
+        # The thread-block cluster it was compiled for, (1, 1, 1) without
+        # one; its launches go in whole clusters (libflyrt checks the grid).
+        self.cluster: tuple[int, int, int] = (
+            tuple(shape) if lib.flyrtKernelCluster(handle, shape) else (1, 1, 1))
         params = []
         for i in range(lib.flyrtKernelParamCount(handle)):
             info = FlyrtParamInfo()
