@@ -134,8 +134,10 @@ def main() -> int:
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
     for (m, n, k) in (QUICK if quick else SHAPES):
         one(c, m, n, k, torch.bfloat16, torch.bfloat16, "rows", "weight", 0, 0)
+    # The pairs of types the registry builds ahead of time (the GPU machine
+    # compiles nothing).
     for dtype, od in ((torch.float16, torch.float16), (torch.bfloat16, torch.float32),
-                      (torch.float16, torch.float32), (torch.bfloat16, torch.float16)):
+                      (torch.float16, torch.float32)):
         one(c, 1000, 4097, 1000, dtype, od, "rows", "weight", 3, 5)
         one(c, 17, 4095, 4097, dtype, od, "rows", "weight", 1, 0)
     for a_form, b_form in (("cols", "weight"), ("rows", "rows"), ("padded", "padded"),
