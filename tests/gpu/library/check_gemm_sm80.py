@@ -163,6 +163,8 @@ def main() -> int:
     c.raises("split_k on the Ampere path", lambda: fk.gemm(a, b, split_k=2, arch="sm_80"),
              "split_k")
     c.raises("an arch that is not one", lambda: fk.gemm(a, b, arch="sm_75"), "arch")
+    c.raises("a fused epilogue on the Ampere path",
+             lambda: fk.gemm(a, b, activation="relu", arch="sm_80"), "epilogue")
     if torch.cuda.get_device_capability() != (9, 0):
         c.raises("the Hopper kernel off compute capability 9.0",
                  lambda: fk.gemm(a, b, arch="sm_90a"), "9.0")
