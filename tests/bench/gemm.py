@@ -4,6 +4,7 @@ fp8 torch._scaled_mm) and a Triton GEMM after Triton's tutorial
 (tests/bench/peers/gemm.py), in one process on the GPU.
 
     python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8] [--impl fly,cublas,triton]
+    python3 tests/bench/gemm.py --dtype bf16,f16 --impl fly_sm80,cublas   # the Ampere path
 
 Not a test: figures depend on the machine. Per case, C = A . W^T with A
 (M x K) and W (N x K) both K-major ("TN", as a linear layer computes),
@@ -85,7 +86,11 @@ def impls(torch, dtype_name: str, fk, only: set):
         out["triton"] = lambda a, w, c: triton_matmul(a, w.t(), c)
         if fk is not None and hasattr(fk, "gemm"):
             out["fly"] = lambda a, w, c: fk.gemm(a, w.t(), out=c)
-    return {k: v for k, v in out.items() if not only or k in only}
+            # The Ampere path (cp.async, ldmatrix, mma.sync), forced on any GPU.
+            out["fly_sm80"] = lambda a, w, c: fk.gemm(a, w.t(), out=c, arch="sm_80")
+    # The Ampere path only when asked for (--impl fly_sm80): it is not what
+    # fly.kernels.gemm runs on an H100.
+    return {k: v for k, v in out.items() if (k in only if only else k != "fly_sm80")}
 
 
 def run(torch, dtype_name, m, n, k, fns) -> dict:
@@ -117,7 +122,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dtype", default="bf16,fp8")
-    ap.add_argument("--impl", default="", help="only these (fly,cublas,triton)")
+    ap.add_argument("--impl", default="",
+                    help="only these (fly,cublas,triton; fly_sm80: the Ampere path)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--shape", default="", help="only M,N,K (e.g. 4096,4096,4096)")
     args = ap.parse_args()
@@ -155,11 +161,16 @@ def main() -> int:
         for peer, v in (("cublas", cb), ("triton", tr)):
             if fly and v:
                 ratios.setdefault((dname, kind, peer), []).append(fly / v)
+        if r.get("fly_sm80") and cb:
+            print(f"{'':<5} {'':>6} {'':>7} {'':>6} sm80 {r['fly_sm80']:7.1f} "
+                  f"{r['fly_sm80'] / cb:8.2f} of cublas")
+            ratios.setdefault((dname, kind, "cublas", "sm80"), []).append(r["fly_sm80"] / cb)
     print()
-    for (dname, kind, peer), rs in sorted(ratios.items()):
+    for (dname, kind, peer, *sm80), rs in sorted(ratios.items()):
         g = geomean(rs)
-        print(f"{dname} {kind:<6} fly/{peer} geomean {g:.3f}  min {min(rs):.3f}  over {len(rs)}")
-        print(f"bench gemm_{dname}_{kind}_over_{peer} {g:.3f} ratio")
+        name = "fly_sm80" if sm80 else "fly"
+        print(f"{dname} {kind:<6} {name}/{peer} geomean {g:.3f}  min {min(rs):.3f}  over {len(rs)}")
+        print(f"bench gemm_{dname}_{kind}{'_sm80' if sm80 else ''}_over_{peer} {g:.3f} ratio")
     return 0
 
 

@@ -17,6 +17,12 @@ K steps are cut in parts whose f32 sums meet by atomic adds (in an f32
 buffer then converted, unless the output is f32), for products of few
 rows whose tiles leave most multiprocessors idle; it is not the default
 (see _split).
+
+On GPUs other than compute capability 9.0 (an A100: 8.0) the product runs
+on the Ampere path instead (kernels/gemm/gemm_sm80.fly: cp.async,
+ldmatrix, mma.sync), and arch="sm_80" forces it on an H100, for tests and
+comparisons; its operands are read K-contiguous with 16-byte rows as
+well, any M, N and K, and no split K.
 """
 from __future__ import annotations
 
@@ -226,6 +232,69 @@ def _torch_activation(x: Any, activation: Optional[str]) -> Any:
     return x
 
 
+_CAPABILITY: dict[Any, tuple[int, int]] = {}
+
+
+def _arch(arch: Optional[str], device: Any) -> str:
+    """The kernel a product runs on device: arch when given ("sm_90a" or
+    "sm_80"), else the Hopper kernel on compute capability 9.0 (wgmma and
+    setmaxnreg exist there only: sm_90a code runs on no later GPU) and the
+    Ampere kernel elsewhere."""
+    if arch not in (None, "sm_80", "sm_90a"):
+        raise FlyError(f"gemm: arch is \"sm_90a\" or \"sm_80\", not {arch!r}", Status.ARGUMENTS)
+    cap = _CAPABILITY.get(device)
+    if cap is None:
+        import torch
+
+        cap = _CAPABILITY[device] = torch.cuda.get_device_capability(device)
+    if arch == "sm_90a" and cap != (9, 0):
+        raise FlyError(f"gemm: arch sm_90a runs on GPUs of compute capability 9.0, not "
+                       f"{cap[0]}.{cap[1]}", Status.ARGUMENTS)
+    return arch or ("sm_90a" if cap == (9, 0) else "sm_80")
+
+
+def _tile_sm80(m: int, n: int, sms: int) -> dict[str, int]:
+    """The Ampere kernel's tile for a product of M x N on sms
+    multiprocessors: 128 x 128 (4 warps, 4 stages of 32) where those tiles
+    fill the multiprocessors, else 64 x 128 (more tiles for few rows)."""
+    if -(-m // 128) * -(-n // 128) >= sms:
+        return {"BM": 128, "BN": 128, "BK": 32, "STAGES": 4, "WARPS_M": 2, "WARPS_N": 2}
+    return {"BM": 64, "BN": 128, "BK": 32, "STAGES": 4, "WARPS_M": 2, "WARPS_N": 2}
+
+
+def _product_sm80(a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any) -> Any:
+    """out = sa sb (a @ b) through kernels/gemm/gemm_sm80.fly (the
+    registry's gemm_sm80): one block per tile, no split K."""
+    import torch
+
+    check_device(a, b)
+    m, k = a.shape
+    n = b.shape[1]
+    if fly_type(od) not in _OUTPUTS:
+        raise FlyError(f"gemm: out_dtype is bfloat16, float16 or float32, not {od}",
+                       Status.ARGUMENTS)
+    if out is None:
+        out = torch.empty((m, n), dtype=od, device=a.device)
+    elif tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
+        raise FlyError(f"gemm: out is ({m}, {n}) of {od} with contiguous columns, not "
+                       f"{tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
+                       Status.ARGUMENTS)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    # cp.async moves 16 bytes: rows whose stride is a multiple of them.
+    pad = 16 // a.element_size()
+    A = _k_major(a, 1, pad)
+    B = _k_major(b, 0, pad)  # (N, K)
+    pair = (n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and
+            out.stride(0) % 2 == 0)
+    consts = {"T": fly_type(a.dtype), "TD": fly_type(od),
+              **_tile_sm80(m, n, sm_count(a.device)), "PAIR": pair}
+    kernel("gemm_sm80", consts, a.device)(A, B, out, sa, sb, 1)
+    return out
+
+
 def _check_shapes(name: str, a: Any, b: Any) -> None:
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise FlyError(f"{name}: a is (M, K) and b (K, N), not {tuple(a.shape)} and "
@@ -236,7 +305,7 @@ def _check_shapes(name: str, a: Any, b: Any) -> None:
 def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str] = None,
          c: Optional[Any] = None, alpha: float = 1.0, beta: float = 1.0,
          out: Optional[Any] = None, out_dtype: Optional[Any] = None,
-         split_k: Optional[int] = None) -> Any:
+         split_k: Optional[int] = None, arch: Optional[str] = None) -> Any:
     """a @ b for a (M, K) and b (K, N) of bfloat16 or float16, f32
     accumulation; the result (M, N) of out_dtype (a's type by default;
     bfloat16, float16 or float32), written to out when given (any row
@@ -248,13 +317,26 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
     N values, activation "relu", "silu", "gelu" (erf) or "gelu_tanh", c an
     (M, N) tensor (a residual), each optional. split_k cuts K in that many
     parts whose f32 sums are added atomically (their order then varies from
-    run to run); it takes no bias, activation or c."""
+    run to run); it takes no bias, activation or c. arch picks the kernel:
+    "sm_90a" the Hopper one (TMA, wgmma; compute capability 9.0 only),
+    "sm_80" the Ampere one (cp.async, ldmatrix, mma.sync; any GPU from
+    8.0; no split_k and no fused epilogue yet); by default the Hopper
+    kernel on 9.0 and the Ampere one elsewhere."""
     _check_shapes("gemm", a, b)
     if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
         raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
                        f"{b.dtype}", Status.ARGUMENTS)
     od = out_dtype or (out.dtype if out is not None else a.dtype)
     one = _one(a.device)
+    if _arch(arch, check_device(a, b)) == "sm_80":
+        if split_k not in (None, 1):
+            raise FlyError("gemm: split_k is for the Hopper kernel (arch sm_90a), not the Ampere "
+                           "one", Status.ARGUMENTS)
+        if bias is not None or activation is not None or c is not None or alpha != 1.0:
+            raise FlyError("gemm: the fused epilogue (bias, activation, c, alpha) is for the "
+                           "Hopper kernel (arch sm_90a), not the Ampere one yet",
+                           Status.ARGUMENTS)
+        return _product_sm80(a, b, one, one, out, od)
     return _product("gemm", "gemm", a, b, one, one, out, od, split_k, 64, alpha, bias, activation,
                     c, beta)
 
