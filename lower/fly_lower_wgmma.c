@@ -18,6 +18,7 @@
  * instruction; the accumulator of a tile goes in and out as the struct of
  * N/2 floats the instruction's inline PTX binds to registers. */
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "fly_lower_target.h"
@@ -258,7 +259,7 @@ static const char *wgmma_type(MlirType t) {
 /* One wgmma.mma_async on the accumulator's values idx[0..n). */
 static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue db, MlirValue acc,
                        const int *idx, int n, MlirType ta, MlirType tb, const Operand *A,
-                       const Operand *B) {
+                       const Operand *B, bool zero) {
   MlirType f32 = mlirF32TypeGet(b->m->ctx);
   char st[4096];
   int at = snprintf(st, sizeof st, "!llvm.struct<(");
@@ -267,7 +268,7 @@ static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue
   snprintf(st + at, sizeof st - (size_t)at, ")>");
   MlirType stype = fly_mlir_type(b->m, st);
   MlirValue s = fly_build_op1(b, "llvm.mlir.poison", stype, 0, NULL, 0, NULL);
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n && !zero; i++) {
     char pos[32];
     snprintf(pos, sizeof pos, "array<i64: %d>", i);
     MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
@@ -278,11 +279,11 @@ static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue
   snprintf(attrs, sizeof attrs,
            "{shape = #nvvm.shape<m = %d, n = %d, k = %d>, typeA = #nvvm.wgmma_type<%s>, typeB = "
            "#nvvm.wgmma_type<%s>, typeD = #nvvm.wgmma_type<f32>, scaleD = "
-           "#nvvm.wgmma_scale_out<one>, scaleA = #nvvm.wgmma_scale_in<one>, scaleB = "
+           "#nvvm.wgmma_scale_out<%s>, scaleA = #nvvm.wgmma_scale_in<one>, scaleB = "
            "#nvvm.wgmma_scale_in<one>, layoutA = #nvvm.mma_layout<%s>, layoutB = "
            "#nvvm.mma_layout<%s>}",
-           atom->m, atom->n, atom->k, wgmma_type(ta), wgmma_type(tb), A->c.mn_major ? "col" : "row",
-           B->c.mn_major ? "row" : "col");
+           atom->m, atom->n, atom->k, wgmma_type(ta), wgmma_type(tb), zero ? "zero" : "one",
+           A->c.mn_major ? "col" : "row", B->c.mn_major ? "row" : "col");
   MlirAttribute dict = fly_build_attr(b, attrs);
   MlirNamedAttribute a[12];
   int na = (int)mlirDictionaryAttrGetNumElements(dict);
@@ -298,6 +299,24 @@ static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue
         fly_build_insert(b, acc, fly_build_op1(b, "llvm.extractvalue", f32, 1, &r, 1, &p), idx[i]);
   }
   return acc;
+}
+
+/* Whether v is a constant vector of zeros (+0.0: what zeros_like makes). */
+static bool zero_constant(MlirValue v) {
+  if (!mlirValueIsAOpResult(v))
+    return false;
+  MlirOperation def = mlirOpResultGetOwner(v);
+  MlirIdentifier name = mlirOperationGetName(def);
+  MlirStringRef n = mlirIdentifierStr(name);
+  if (n.length != 14 || strncmp(n.data, "arith.constant", 14) != 0)
+    return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(def, mlirStringRefCreateFromCString("value"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseElements(a) ||
+      !mlirDenseElementsAttrIsSplat(a) ||
+      !mlirAttributeIsAFloat(mlirDenseElementsAttrGetSplatValue(a)))
+    return false;
+  double x = mlirFloatAttrGetValueDouble(mlirDenseElementsAttrGetSplatValue(a));
+  return x == 0.0 && !signbit(x);
 }
 
 void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
@@ -333,6 +352,12 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
                            "and the accumulator %lld values for %d each",
                            A.ntiles, A.nks, B.ntiles, B.nks, (long long)have, vc);
   MlirValue acc = C;
+  /* An accumulator of zeros (a constant) is not read: its first MMA of
+     each tile scales it by zero. The accumulator's registers are then
+     written by wgmma alone, so a loop that carries them with MMAs in
+     flight does not make ptxas wait for all of them at every iteration
+     (it does when its first values come from moves of zeros). */
+  bool zero = zero_constant(C);
   int idx[128];
   for (int k = 0; k < A.nks && !b->failed; k++)
     for (int n = 0; n < B.ntiles && !b->failed; n++) {
@@ -340,7 +365,8 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
       for (int m = 0; m < A.ntiles && !b->failed; m++) {
         for (int v = 0; v < vc; v++)
           idx[v] = v + vc * (m + A.ntiles * n);
-        acc = issue(b, atom, descriptor(b, &A, m, k, e), db, acc, idx, vc, ta, tb, &A, &B);
+        acc = issue(b, atom, descriptor(b, &A, m, k, e), db, acc, idx, vc, ta, tb, &A, &B,
+                    zero && k == 0);
       }
     }
   if (b->failed)

@@ -124,22 +124,27 @@ static bool order_modes(FlyInterp *I, const FlyVal *A, const FlyVal **stride, Fl
   return true;
 }
 
+/* L with each mode made one number where it can be (std.smem_layout's
+   tiles are built of atoms: ((8,16),(64,1)):((64,512),(1,0)) is
+   (128,64):(64,1)), its modes kept: the same box, however a layout
+   algebra arrived at it. */
+static const FlyLayout *by_mode(FlyInterp *I, const FlyLayout *L) {
+  int modes = L->shape->kind == FLY_TUPLE_SEQ ? L->shape->n : 1;
+  if (modes <= 1 || modes > FLY_TMAP_MAX_RANK)
+    return L;
+  FlyTuple *ones[FLY_TMAP_MAX_RANK];
+  for (int i = 0; i < modes; i++)
+    ones[i] = fly_tuple_int(&I->A, 1);
+  FlyTuple *profile = fly_tuple_seq(&I->A, modes, ones);
+  FlyLayout *C = profile ? fly_layout_coalesce_by(&I->A, L, profile) : NULL;
+  return C ? C : L;
+}
+
 /* The box's shape and strides: in range, and the compact tile TMA writes
    (hardware dimension 0 contiguous, each next one after it). */
 static bool check_box(FlyInterp *I, const FlyLayout *L, FlyTensorMap *m, const FlyNode *at) {
   char *text = fly_layout_str(&I->A, L);
-  /* Each mode made one number where it can be (std.smem_layout's tiles are
-     built of atoms: ((8,16),(64,1)):((64,512),(1,0)) is (128,64):(64,1)). */
-  int modes = L->shape->kind == FLY_TUPLE_SEQ ? L->shape->n : 1;
-  if (modes > 1 && modes <= FLY_TMAP_MAX_RANK) {
-    FlyTuple *ones[FLY_TMAP_MAX_RANK];
-    for (int i = 0; i < modes; i++)
-      ones[i] = fly_tuple_int(&I->A, 1);
-    FlyTuple *profile = fly_tuple_seq(&I->A, modes, ones);
-    FlyLayout *C = profile ? fly_layout_coalesce_by(&I->A, L, profile) : NULL;
-    if (C)
-      L = C;
-  }
+  L = by_mode(I, L);
   FlyTuple *sh = L->shape, *st = L->stride;
   int r = sh->kind == FLY_TUPLE_SEQ ? sh->n : 1;
   if (r != m->rank) {
@@ -332,7 +337,10 @@ static bool check_tile(FlyInterp *I, const FlyArgs *a, int i, const FlyTensorMap
     return false;
   const FlyLayout *L =
       t->tensor.space == FLY_SPACE_SHARED ? fly_tensor_static_layout(I, &t->tensor) : NULL;
-  bool same = L && t->tensor.elem == m->elem && fly_layout_equal(L, m->tile) &&
+  /* Equal mode by mode, as check_box reads the box: a stage cut from a
+     bigger tile may come with its modes grouped otherwise. */
+  bool same = L && t->tensor.elem == m->elem &&
+              fly_layout_equal(by_mode(I, L), by_mode(I, m->tile)) &&
               t->tensor.swizzled == m->swizzled &&
               (!m->swizzled || memcmp(&t->tensor.swizzle, &m->swizzle, sizeof m->swizzle) == 0);
   if (same)

@@ -336,6 +336,11 @@ static void check_cluster(FlyInterp *I, const FlyNode *it, const FlyVal *v, FlyK
             (long long)dims[0], (long long)dims[1], (long long)dims[2]);
     return;
   }
+  /* A cluster of one block is no cluster: the kernel launches as one without
+     (a kernel's cluster can then be a const that is 1 in some
+     specialisations). */
+  if (size == 1)
+    return;
   for (int i = 0; i < 3; i++) {
     I->cluster[i] = (int32_t)dims[i];
     if (info)
