@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The GEMM benchmark: fly.kernels.gemm against cuBLAS (torch.matmul; for
-fp8 torch._scaled_mm) and a Triton GEMM after Triton's tutorial
-(tests/bench/peers/gemm.py), in one process on the GPU.
+fp8 torch._scaled_mm, per tensor, or rowwise with --dtype fp8row) and a
+Triton GEMM after Triton's tutorial (tests/bench/peers/gemm.py), in one
+process on the GPU.
 
-    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8] [--impl fly,cublas,triton]
+    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row] [--impl fly,cublas,triton]
     python3 tests/bench/gemm.py --dtype bf16,f16 --impl fly_sm80,cublas   # the Ampere path
 
 Not a test: figures depend on the machine. Per case, C = A . W^T with A
@@ -75,7 +76,22 @@ def impls(torch, dtype_name: str, fk, only: set):
     from peers.gemm import triton_matmul
 
     out = {}
-    if dtype_name == "fp8":
+    if dtype_name == "fp8row":
+        # Rowwise scales: one a row of A, one a row of W (a column of C).
+        rows = {}
+
+        def scales(a, w):
+            key = (a.shape[0], w.shape[0])
+            if key not in rows:
+                rows[key] = (torch.rand((a.shape[0], 1), device="cuda") + 0.5,
+                             torch.rand((1, w.shape[0]), device="cuda") + 0.5)
+            return rows[key]
+
+        out["cublas"] = lambda a, w, c: torch._scaled_mm(a, w.t(), *scales(a, w),
+                                                         out_dtype=c.dtype, out=c)
+        if fk is not None and hasattr(fk, "scaled_mm"):
+            out["fly"] = lambda a, w, c: fk.scaled_mm(a, w.t(), *scales(a, w), out=c)
+    elif dtype_name == "fp8":
         one = torch.ones((), device="cuda")
         out["cublas"] = lambda a, w, c: torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one,
                                                          out_dtype=c.dtype, out=c)
@@ -94,14 +110,16 @@ def impls(torch, dtype_name: str, fk, only: set):
 
 
 def run(torch, dtype_name, m, n, k, fns) -> dict:
-    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "fp8": torch.float8_e4m3fn}[dtype_name]
-    elem = 1 if dtype_name == "fp8" else 2
+    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "fp8": torch.float8_e4m3fn,
+          "fp8row": torch.float8_e4m3fn}[dtype_name]
+    elem = 1 if dtype_name.startswith("fp8") else 2
     per = (m * k + n * k) * elem
     copies = max(2, min(32, math.ceil(4 * L2_BYTES / per)))
     mk = lambda r, c: (torch.randn(r, c, device="cuda") * 0.5).to(dt)  # noqa: E731
     A = [mk(m, k) for _ in range(copies)]
     W = [mk(n, k) for _ in range(copies)]
-    C = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if dtype_name == "fp8" else dt)
+    C = torch.empty(m, n, device="cuda",
+                    dtype=torch.bfloat16 if dtype_name.startswith("fp8") else dt)
     res = {}
     for name, fn in fns.items():
         try:

@@ -77,26 +77,33 @@ def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form
          + ("" if d.guards_intact() else ", a guard changed"))
 
 
-def one_scaled(c: Checks, m: int, n: int, k: int, out_dtype, offset: int, pad: int) -> None:
-    """scaled_mm: fp8 e4m3 operands, per-tensor scales read on the GPU."""
+def one_scaled(c: Checks, m: int, n: int, k: int, out_dtype, offset: int, pad: int,
+               rowwise: bool = False) -> None:
+    """scaled_mm: fp8 e4m3 operands, per-tensor scales (or rowwise: one a
+    row of a, one a column of b) read on the GPU."""
     f8 = torch.float8_e4m3fn
     a = rand((m, k), torch.float32, 2.0).to(f8)
     b = rand((n, k), torch.float32, 2.0).to(f8).t()
-    sa = torch.tensor([0.37], device="cuda")
-    sb = torch.tensor([1.9], device="cuda")
+    if rowwise:
+        sa = torch.rand((m, 1), device="cuda") + 0.25
+        sb = torch.rand((1, n), device="cuda") + 0.25
+    else:
+        sa = torch.tensor([0.37], device="cuda")
+        sb = torch.tensor([1.9], device="cuda")
     d = Guarded((m, n), out_dtype, offset=offset, row_stride=n + pad)
     fk.scaled_mm(a, b, sa, sb, out=d.tensor)
     torch.cuda.synchronize()
     ref, mag = reference(a, b)
-    s = 0.37 * 1.9
-    ref, mag = ref * float(torch.tensor(0.37)) * float(torch.tensor(1.9)), mag * s
+    s = sa.to(torch.float64).reshape(-1, 1) * sb.to(torch.float64).reshape(1, -1)
+    ref, mag = ref * s, mag * s
     atol, rtol = tol(out_dtype)
     # fp8 MMAs add their products with fewer bits than f32: 1e-3 of the
     # terms' magnitude on top of the output's rounding.
     err = (d.tensor.to(torch.float64) - ref).abs()
     allowed = rtol * ref.abs() + (1e-3 + (atol if out_dtype != torch.float32 else 0.0)) * mag
     bad = (err > allowed) | torch.isnan(d.tensor.to(torch.float64))
-    c.ok(f"scaled_mm {m}x{n}x{k} e4m3->{str(out_dtype)[6:]} offset {offset} pad {pad}",
+    c.ok(f"scaled_mm {m}x{n}x{k} e4m3->{str(out_dtype)[6:]} offset {offset} pad {pad}"
+         + (" rowwise" if rowwise else ""),
          not bool(bad.any()) and d.guards_intact(),
          f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
          + ("" if d.guards_intact() else ", a guard changed"))
@@ -178,6 +185,10 @@ def main() -> int:
                           ((1000, 256, 4095), torch.float32), ((4096, 4096, 4096), torch.bfloat16),
                           ((333, 4095, 8192), torch.bfloat16)):
         one_scaled(c, m, n, k, od, 1, 8)
+    # Rowwise scales, on every tile size the wrapper picks.
+    for (m, n, k) in ((4096, 4096, 4096), (1000, 4098, 1000), (333, 4098, 777), (17, 258, 4095),
+                      (1, 2, 1)):
+        one_scaled(c, m, n, k, torch.bfloat16, 0, 0, rowwise=True)
     # The fused epilogue: each activation, bias, c (a residual) and the
     # scalars, on partial tiles of every tile size the wrapper picks.
     bf = torch.bfloat16
@@ -214,6 +225,9 @@ def main() -> int:
     c.raises("scaled_mm of bfloat16", lambda: fk.scaled_mm(a, a.t(), unit, unit), "float8_e4m3fn")
     c.raises("scaled_mm with a scale of two elements",
              lambda: fk.scaled_mm(f8, f8.t(), torch.ones(2, device="cuda"), unit), "scale_a")
+    c.raises("scaled_mm with a column scale of the wrong length",
+             lambda: fk.scaled_mm(f8, f8.t(), torch.ones((4, 1), device="cuda"),
+                                  torch.ones((1, 5), device="cuda")), "scale_b")
     try:
         fk.gemm(a.cpu(), a.t().cpu())
         c.ok("tensors on the CPU are refused", False, "no error raised")

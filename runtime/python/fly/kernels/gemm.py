@@ -60,18 +60,29 @@ def _n_major(b: Any, pad: int) -> bool:
             b.data_ptr() % 16 == 0)
 
 
-def _tile(m: int, n: int, sms: int) -> dict[str, int]:
+# The tiles _tile chooses from.
+_TILES = ({"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CLUSTER": 1},
+          {"BM": 128, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 2},
+          {"BM": 64, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 1},
+          {"BM": 64, "BN": 64, "BK": 64, "STAGES": 8, "CLUSTER": 1})
+
+
+def _tile(m: int, n: int, sms: int) -> int:
     """The tile of the kernel for a product of M x N on sms
-    multiprocessors: 128 x 256 where its tiles fill at least half of them
-    (measured fastest on an H100 from 1024 rows up), else 128 x 128 where
-    those fill them all, in clusters of two blocks that share B's tiles
-    (TMA multicast: 5-7% faster than alone on an H100), else 64 x 128
-    (few rows: more tiles, one consumer warpgroup)."""
+    multiprocessors (its index in _TILES): 128 x 256 where its tiles fill
+    at least half of them (measured fastest on an H100 from 1024 rows up),
+    else 128 x 128 where those fill them all, in clusters of two blocks
+    that share B's tiles (TMA multicast: 5-7% faster than alone on an
+    H100), else 64 x 128 where those fill them all, else 64 x 64 (few
+    rows: the most tiles; 1.2-1.3x 64 x 128's speed at 16 and 128 rows of
+    4096 x 4096 on an H100)."""
     if -(-m // 128) * -(-n // 256) >= sms // 2:
-        return {"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CLUSTER": 1}
+        return 0
     if m > 64 and -(-m // 128) * -(-n // 128) >= sms:
-        return {"BM": 128, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 2}
-    return {"BM": 64, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 1}
+        return 1
+    if -(-m // 64) * -(-n // 128) >= sms:
+        return 2
+    return 3
 
 
 def _split(split_k: Optional[int], k: int) -> int:
@@ -100,23 +111,54 @@ def _one(device: Any) -> Any:
     return one
 
 
-def _scale(s: Any, what: str, device: Any) -> Any:
+def _scales(scale_a: Any, scale_b: Any, m: int, n: int, device: Any) -> tuple[Any, Any, bool]:
+    """scaled_mm's scales as the kernel takes them, and whether they are
+    rowwise: per tensor, one float32 element each; rowwise, one for each of
+    a's M rows ((M, 1) or (M,)) and one for each of b's N columns ((1, N)
+    or (N,)), as torch._scaled_mm's; a per-tensor scale beside a rowwise
+    one is repeated along its side."""
     import torch
 
-    if not isinstance(s, torch.Tensor) or s.numel() != 1 or s.dtype != torch.float32:
-        raise FlyError(f"scaled_mm: {what} is a float32 tensor of one element (a per-tensor "
-                       f"scale), not {s if not isinstance(s, torch.Tensor) else tuple(s.shape)}"
-                       f"{'' if not isinstance(s, torch.Tensor) else ' of ' + str(s.dtype)}",
-                       Status.ARGUMENTS)
-    check_device(s)
-    if s.device != device:
-        raise FlyError(f"scaled_mm: {what} is on {s.device}, the operands on {device}",
-                       Status.ARGUMENTS)
-    return s.reshape(1)
+    for s, what, want in ((scale_a, "scale_a", m), (scale_b, "scale_b", n)):
+        if (not isinstance(s, torch.Tensor) or s.dtype != torch.float32 or
+                s.numel() not in (1, want) or (s.dim() == 2 and 1 not in s.shape) or s.dim() > 2):
+            raise FlyError(f"scaled_mm: {what} is a float32 tensor of one element (per tensor) or "
+                           f"of {want} ({'rows of a' if what == 'scale_a' else 'columns of b'}: "
+                           f"rowwise), not "
+                           f"{s if not isinstance(s, torch.Tensor) else tuple(s.shape)}"
+                           f"{'' if not isinstance(s, torch.Tensor) else ' of ' + str(s.dtype)}",
+                           Status.ARGUMENTS)
+        check_device(s)
+        if s.device != device:
+            raise FlyError(f"scaled_mm: {what} is on {s.device}, the operands on {device}",
+                           Status.ARGUMENTS)
+    if scale_a.numel() == 1 and scale_b.numel() == 1:
+        return scale_a.reshape(1), scale_b.reshape(1), False
+    sa = scale_a.reshape(-1).expand(m).contiguous()
+    sb = scale_b.reshape(-1).expand(n).contiguous()
+    return sa, sb, True
 
+
+# The kernels chosen, by what chose them (_product).
+_KERNELS: dict[tuple, Any] = {}
 
 # The activations of the fused epilogue, by name: std.activation's numbers.
 _ACTIVATIONS = {None: 0, "relu": 1, "silu": 2, "gelu": 3, "gelu_tanh": 4}
+
+
+_STAND_INS: dict[Any, Any] = {}
+
+
+def _stand_in(out: Any) -> Any:
+    """A vector of one element of out's type on its device, made once: the
+    kernel's Bias where there is none (never read)."""
+    key = (out.device, out.dtype)
+    t = _STAND_INS.get(key)
+    if t is None:
+        import torch
+
+        t = _STAND_INS[key] = torch.zeros(1, dtype=out.dtype, device=out.device)
+    return t
 
 
 def _epilogue_operands(name: str, m: int, n: int, out: Any, bias: Optional[Any],
@@ -128,7 +170,7 @@ def _epilogue_operands(name: str, m: int, n: int, out: Any, bias: Optional[Any],
         raise FlyError(f"{name}: activation is one of relu, silu, gelu, gelu_tanh or None, not "
                        f"{activation!r}", Status.ARGUMENTS)
     if bias is None:
-        bias_arg = out[0, :1]
+        bias_arg = _stand_in(out)
     else:
         check_device(bias)
         if bias.dim() != 1 or bias.shape[0] != n or bias.device != out.device:
@@ -151,7 +193,7 @@ def _epilogue_operands(name: str, m: int, n: int, out: Any, bias: Optional[Any],
 def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any,
              split_k: Optional[int], bk: int, alpha: float = 1.0, bias: Optional[Any] = None,
              activation: Optional[str] = None, c: Optional[Any] = None,
-             beta: float = 1.0) -> Any:
+             beta: float = 1.0, rowwise: bool = False) -> Any:
     """out = activation(alpha sa sb (a @ b) + bias) + beta c through
     kernels/gemm (the registry's entry)."""
     import torch
@@ -173,9 +215,9 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     bias_arg, act, c_arg = _epilogue_operands(name, m, n, out, bias, activation, c)
     fused = bias is not None or act != 0 or c is not None
     split = _split(split_k, k)
-    if split > 1 and fused:
+    if split > 1 and (fused or rowwise):
         raise FlyError(f"{name}: split_k adds partial sums in memory, so it does not combine "
-                       f"with bias, activation or c", Status.ARGUMENTS)
+                       f"with bias, activation, c or rowwise scales", Status.ARGUMENTS)
     if k == 0:
         # No products: the epilogue of zeros.
         if not fused:
@@ -196,23 +238,34 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
         B = _k_major(b, 0, pad)  # (N, K)
     # Pairs of outputs stored (and of c read) at once where D's width, start
     # and rows, and c's, are even.
-    pair = n % 2 == 0 and all(t.data_ptr() % (2 * t.element_size()) == 0 and t.stride(0) % 2 == 0
-                              for t in (out, c_arg))
+    pair = (n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and
+            out.stride(0) % 2 == 0 and
+            (c is None or (c_arg.data_ptr() % (2 * c_arg.element_size()) == 0 and
+                           c_arg.stride(0) % 2 == 0)))
     sms = sm_count(a.device)
-    tile = {**_tile(m, n, sms), "BK": bk}
-    epilogue = {"BIAS": bias is not None, "ACT": act, "RES": c is not None}
     # A persistent grid: one block per multiprocessor.
     if split == 1:
-        consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **tile, "PAIR": pair, "SPLIT": 1,
-                  **epilogue}
-        kernel(entry, consts, a.device)(A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta)
+        # The kernel of these choices, found once (the call's cost on the
+        # host matters to products of few rows).
+        tile = _tile(m, n, sms)
+        key = (entry, a.dtype, od, tile, bk, pair, bias is None, act, c is None, rowwise,
+               a.device)
+        k_ = _KERNELS.get(key)
+        if k_ is None:
+            consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **_TILES[tile], "BK": bk,
+                      "PAIR": pair, "SPLIT": 1, "BIAS": bias is not None, "ACT": act,
+                      "RES": c is not None, "ROWWISE": rowwise}
+            k_ = _KERNELS[key] = kernel(entry, consts, a.device)
+        k_(A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta)
         return out
+    tile = {**_TILES[_tile(m, n, sms)], "BK": bk}
+    epilogue = {"BIAS": False, "ACT": 0, "RES": False, "ROWWISE": False}
     # Split K: the parts' sums meet in f32 (out itself when it is f32).
     acc = out.zero_() if od == torch.float32 else torch.zeros((m, n), dtype=torch.float32,
                                                                device=a.device)
     consts = {"T": fly_type(a.dtype), "TD": "f32", **tile, "PAIR": False, "SPLIT": split,
               **epilogue}
-    kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms, alpha, acc[0, :1], acc, beta)
+    kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms, alpha, _stand_in(acc), acc, beta)
     if acc is not out:
         out.copy_(acc)
     return out
@@ -347,8 +400,9 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
               activation: Optional[str] = None, out: Optional[Any] = None,
               out_dtype: Optional[Any] = None, split_k: Optional[int] = None) -> Any:
     """(a @ b) * scale_a * scale_b for a (M, K) and b (K, N) of
-    float8_e4m3fn, as torch._scaled_mm with per-tensor scales: scale_a and
-    scale_b float32 tensors of one element (read on the GPU: no host
+    float8_e4m3fn, as torch._scaled_mm: scale_a and scale_b float32
+    tensors of one element (per tensor) or rowwise, (M, 1) and (1, N): a
+    scale for each row of a and each column of b (read on the GPU: no host
     wait); f32 accumulation, the result of out_dtype (bfloat16 by default,
     float16 or float32). b is read K-contiguous: pass w.t() of an (N, K)
     weight. bias (N values) and activation as gemm's:
@@ -360,7 +414,6 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
         raise FlyError(f"scaled_mm: a and b are float8_e4m3fn, not {a.dtype} and {b.dtype}",
                        Status.ARGUMENTS)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
-    sa = _scale(scale_a, "scale_a", a.device)
-    sb = _scale(scale_b, "scale_b", a.device)
+    sa, sb, rowwise = _scales(scale_a, scale_b, a.shape[0], b.shape[1], a.device)
     return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128, 1.0, bias,
-                    activation)
+                    activation, rowwise=rowwise)
