@@ -464,5 +464,6 @@ def grouped_gemm(a: Any, b: Any, offs: Any, *, out: Optional[Any] = None,
     pair = n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and out.stride(0) % 2 == 0
     consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **_grouped_tile(m, e), "PAIR": pair}
     one = _one(device)
-    kernel("grouped_gemm", consts, device)(A, B, out, offs, one, one, sm_count(device))
+    kernel("grouped_gemm", consts, device)(A, B, out, offs.contiguous(), one, one,
+                                            sm_count(device))
     return out
