@@ -417,3 +417,106 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
     sa, sb, rowwise = _scales(scale_a, scale_b, a.shape[0], b.shape[1], a.device)
     return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128, 1.0, bias,
                     activation, rowwise=rowwise)
+
+
+def _experts_k_major(b: Any, pad: int) -> Any:
+    """b (E, N, K) as the (E N, K) matrix of its rows, K contiguous with a
+    row stride that is a multiple of `pad` elements: a view where b's
+    experts and rows already lie one stride apart (a contiguous b, or one
+    padded along K), else a copy."""
+    import torch
+
+    e, n, k = b.shape
+    if (b.stride(2) == 1 and b.stride(1) % pad == 0 and b.stride(0) == n * b.stride(1) and
+            b.data_ptr() % 16 == 0):
+        return torch.as_strided(b, (e * n, k), (b.stride(1), 1))
+    kp = -(-k // pad) * pad
+    buf = torch.empty((e * n, kp), dtype=b.dtype, device=b.device)[:, :k]
+    buf.view(e, n, k).copy_(b)
+    return buf
+
+
+def _grouped_tile(m: int, groups: int) -> dict[str, int]:
+    """The grouped kernel's tile for M rows in `groups` groups: a group's
+    last tile is partly past its end, about half a tile on average, so
+    128-row tiles (two consumer warpgroups sharing each stage of B) where
+    the groups average 256 rows or more, else 64 rows. Not measured yet:
+    tests/bench/grouped_gemm.py compares them."""
+    if m >= 256 * groups:
+        return {"BM": 128, "BN": 128, "BK": 64, "STAGES": 6}
+    return {"BM": 64, "BN": 128, "BK": 64, "STAGES": 6}
+
+
+@accepts_dlpack
+def grouped_gemm(a: Any, b: Any, offs: Any, *, out: Optional[Any] = None,
+                 out_dtype: Optional[Any] = None) -> Any:
+    """The grouped product of a mixture of experts, as
+    torch._grouped_mm(a, b.transpose(-2, -1), offs=offs): a (M, K) holds
+    rows grouped by expert, b (E, N, K) the experts' weights (as a linear
+    layer keeps its (N, K) weight), offs an int32 tensor of E values on
+    the GPU, where each group ends: group e is rows offs[e - 1] (0 for
+    e = 0) to offs[e] of a, and
+
+        out[rows of e] = a[rows of e] @ b[e].T
+
+    with f32 sums, a and b both bfloat16 or both float16, the result (M, N)
+    of out_dtype (a's type by default; bfloat16, float16 or float32),
+    written to out when given (any row stride, columns contiguous). Groups
+    may be empty; offs is non-decreasing with offs[E - 1] <= M, and rows of
+    out past offs[E - 1] are left as they were. offs is never read by the
+    host (no wait for the GPU): an offs that breaks these rules is not
+    refused, but the kernel takes a group ending before the one before it
+    as empty and never touches a row past M. Hopper (compute capability
+    9.0) only. a and b are read K-contiguous as gemm reads them, copied
+    first where their strides do not allow it."""
+    import torch
+
+    if a.dim() != 2 or b.dim() != 3 or a.shape[1] != b.shape[2]:
+        raise FlyError(f"grouped_gemm: a is (M, K) and b (E, N, K), not {tuple(a.shape)} and "
+                       f"{tuple(b.shape)}", Status.ARGUMENTS)
+    if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
+        raise FlyError(f"grouped_gemm: a and b are both bfloat16 or both float16, not {a.dtype} "
+                       f"and {b.dtype}", Status.ARGUMENTS)
+    if not isinstance(offs, torch.Tensor) or offs.dtype != torch.int32 or offs.dim() != 1:
+        what = (f"{tuple(offs.shape)} of {offs.dtype}" if isinstance(offs, torch.Tensor)
+                else type(offs).__name__)
+        raise FlyError(f"grouped_gemm: offs is a vector of int32 (each group's end), not {what}",
+                       Status.ARGUMENTS)
+    m, k = a.shape
+    e, n, _ = b.shape
+    if offs.shape[0] != e:
+        raise FlyError(f"grouped_gemm: offs holds one end per expert: {e} values (b is "
+                       f"{tuple(b.shape)}), not {offs.shape[0]}", Status.ARGUMENTS)
+    device = check_device(a, b, offs)
+    if _arch(None, device) != "sm_90a":
+        raise FlyError("grouped_gemm: runs on Hopper GPUs (compute capability 9.0) only",
+                       Status.ARGUMENTS)
+    od = out_dtype or (out.dtype if out is not None else a.dtype)
+    if fly_type(od) not in _OUTPUTS:
+        raise FlyError(f"grouped_gemm: out_dtype is bfloat16, float16 or float32, not {od}",
+                       Status.ARGUMENTS)
+    if out is None:
+        out = torch.empty((m, n), dtype=od, device=device)
+    else:
+        check_device(a, out)
+        if tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
+            raise FlyError(f"grouped_gemm: out is ({m}, {n}) of {od} with contiguous columns, "
+                           f"not {tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
+                           Status.ARGUMENTS)
+    if m == 0 or n == 0 or e == 0:
+        return out
+    if k == 0:
+        # No products: the groups' rows are zeros (the rows before offs[E - 1],
+        # found on the GPU).
+        ends = offs[-1:].clamp(0, m)
+        inside = torch.arange(m, device=device).unsqueeze(1) < ends
+        return out.masked_fill_(inside, 0)
+    pad = 16 // a.element_size()
+    A = _k_major(a, 1, pad)
+    B = _experts_k_major(b, pad)
+    pair = n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and out.stride(0) % 2 == 0
+    consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **_grouped_tile(m, e), "PAIR": pair}
+    one = _one(device)
+    kernel("grouped_gemm", consts, device)(A, B, out, offs.contiguous(), one, one,
+                                            sm_count(device))
+    return out
