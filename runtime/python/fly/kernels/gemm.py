@@ -190,6 +190,22 @@ def _epilogue_operands(name: str, m: int, n: int, out: Any, bias: Optional[Any],
     return bias_arg, _ACTIVATIONS[activation], c_arg
 
 
+def _output(name: str, out: Optional[Any], od: Any, m: int, n: int, device: Any) -> Any:
+    """The (M, N) result of type od: out, checked, or a new tensor."""
+    import torch
+
+    if fly_type(od) not in _OUTPUTS:
+        raise FlyError(f"{name}: out_dtype is bfloat16, float16 or float32, not {od}",
+                       Status.ARGUMENTS)
+    if out is None:
+        return torch.empty((m, n), dtype=od, device=device)
+    if tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
+        raise FlyError(f"{name}: out is ({m}, {n}) of {od} with contiguous columns, not "
+                       f"{tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
+                       Status.ARGUMENTS)
+    return out
+
+
 def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any,
              split_k: Optional[int], bk: int, alpha: float = 1.0, bias: Optional[Any] = None,
              activation: Optional[str] = None, c: Optional[Any] = None,
@@ -201,15 +217,7 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     check_device(a, b)
     m, k = a.shape
     n = b.shape[1]
-    if fly_type(od) not in _OUTPUTS:
-        raise FlyError(f"{name}: out_dtype is bfloat16, float16 or float32, not {od}",
-                       Status.ARGUMENTS)
-    if out is None:
-        out = torch.empty((m, n), dtype=od, device=a.device)
-    elif tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
-        raise FlyError(f"{name}: out is ({m}, {n}) of {od} with contiguous columns, not "
-                       f"{tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
-                       Status.ARGUMENTS)
+    out = _output(name, out, od, m, n, a.device)
     if m == 0 or n == 0:
         return out
     bias_arg, act, c_arg = _epilogue_operands(name, m, n, out, bias, activation, c)
@@ -324,15 +332,7 @@ def _product_sm80(a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any)
     check_device(a, b)
     m, k = a.shape
     n = b.shape[1]
-    if fly_type(od) not in _OUTPUTS:
-        raise FlyError(f"gemm: out_dtype is bfloat16, float16 or float32, not {od}",
-                       Status.ARGUMENTS)
-    if out is None:
-        out = torch.empty((m, n), dtype=od, device=a.device)
-    elif tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
-        raise FlyError(f"gemm: out is ({m}, {n}) of {od} with contiguous columns, not "
-                       f"{tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
-                       Status.ARGUMENTS)
+    out = _output("gemm", out, od, m, n, a.device)
     if m == 0 or n == 0:
         return out
     if k == 0:
@@ -492,17 +492,9 @@ def grouped_gemm(a: Any, b: Any, offs: Any, *, out: Optional[Any] = None,
         raise FlyError("grouped_gemm: runs on Hopper GPUs (compute capability 9.0) only",
                        Status.ARGUMENTS)
     od = out_dtype or (out.dtype if out is not None else a.dtype)
-    if fly_type(od) not in _OUTPUTS:
-        raise FlyError(f"grouped_gemm: out_dtype is bfloat16, float16 or float32, not {od}",
-                       Status.ARGUMENTS)
-    if out is None:
-        out = torch.empty((m, n), dtype=od, device=device)
-    else:
+    if out is not None:
         check_device(a, out)
-        if tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
-            raise FlyError(f"grouped_gemm: out is ({m}, {n}) of {od} with contiguous columns, "
-                           f"not {tuple(out.shape)} of {out.dtype} with strides {out.stride()}",
-                           Status.ARGUMENTS)
+    out = _output("grouped_gemm", out, od, m, n, device)
     if m == 0 or n == 0 or e == 0:
         return out
     if k == 0:
