@@ -163,32 +163,29 @@ static bool kernel_end(void *ctx, const FlyNode *k, bool ok) {
   return true;
 }
 
+/* Attribute `name` of the kernel just traced: three dimensions. */
+static bool set_kernel_dims(FlyTrace *t, const char *name, const int32_t dims[3]) {
+  if (mlirOperationIsNull(t->last_func))
+    return true;
+  MlirAttribute a = mlirDenseI32ArrayGet(t->m->ctx, 3, dims);
+  mlirOperationSetInherentAttributeByName(t->last_func, mlirStringRefCreateFromCString(name), a);
+  return true;
+}
+
 /* gpu.func's known_block_size: the NVVM lowering makes it .reqntid (ptxas
    then shares the registers out for exactly that many threads, so a block
    of 1024 gets at most 64 each), the ROCDL lowering the work-group size. */
 static bool kernel_block_size(void *ctx, const FlyNode *k, const int32_t dims[3]) {
-  FlyTrace *t = ctx;
   (void)k;
-  if (mlirOperationIsNull(t->last_func))
-    return true;
-  MlirAttribute a = mlirDenseI32ArrayGet(t->m->ctx, 3, dims);
-  mlirOperationSetInherentAttributeByName(t->last_func,
-                                          mlirStringRefCreateFromCString("known_block_size"), a);
-  return true;
+  return set_kernel_dims(ctx, "known_block_size", dims);
 }
 
 /* gpu.func's known_cluster_size: the NVVM lowering makes it
    .explicitcluster and .reqnctapercluster, the cluster shape the driver
    launches the kernel with. */
 static bool kernel_cluster_size(void *ctx, const FlyNode *k, const int32_t dims[3]) {
-  FlyTrace *t = ctx;
   (void)k;
-  if (mlirOperationIsNull(t->last_func))
-    return true;
-  MlirAttribute a = mlirDenseI32ArrayGet(t->m->ctx, 3, dims);
-  mlirOperationSetInherentAttributeByName(t->last_func,
-                                          mlirStringRefCreateFromCString("known_cluster_size"), a);
-  return true;
+  return set_kernel_dims(ctx, "known_cluster_size", dims);
 }
 
 /* ---- values that change with control flow ------------------------------------------------- */

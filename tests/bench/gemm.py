@@ -34,7 +34,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import gpu_torch  # noqa: E402
+from peers import fly_kernels, gpu_torch  # noqa: E402
 
 L2_BYTES = 50 * 2**20
 SQUARE = [4096, 8192]
@@ -148,11 +148,7 @@ def main() -> int:
     torch = gpu_torch()
     if torch is None:
         return 77
-    try:
-        import fly.kernels as fk
-    except Exception as e:  # noqa: BLE001
-        print(f"# fly.kernels: {e}")
-        fk = None
+    fk = fly_kernels()
     only = set(filter(None, args.impl.split(",")))
     gpu = torch.cuda.get_device_name()
     rows = []

@@ -34,3 +34,14 @@ def gpu_torch():
         return None
     torch.manual_seed(0)
     return torch
+
+
+def fly_kernels():
+    """fly.kernels, or None (said why) when it cannot be imported: the
+    benchmark then times the peers alone."""
+    try:
+        import fly.kernels as fk
+    except Exception as e:  # noqa: BLE001 - any failure to load is reported, not fatal
+        print(f"# fly.kernels: {e}")
+        return None
+    return fk
