@@ -19,11 +19,16 @@ static const struct {
   const char *name;
   Rewrite rewrite;
 } fly_ops[] = {
-    {"fly.copy", fly_lower_copy},           {"fly.copy_if", fly_lower_copy},
-    {"fly.smem_launch_base", launch_smem},  {"fly.smem_launch_size", launch_smem},
-    {"fly.load", fly_lower_load},           {"fly.store", fly_lower_store},
-    {"fly.mbarrier", fly_lower_mbarrier},   {"fly.tma_load", fly_lower_tma_load},
-    {"fly.tma_store", fly_lower_tma_store}, {"fly.tma_load_multicast", fly_lower_tma_load},
+    {"fly.copy", fly_lower_copy},
+    {"fly.copy_if", fly_lower_copy},
+    {"fly.smem_launch_base", launch_smem},
+    {"fly.smem_launch_size", launch_smem},
+    {"fly.load", fly_lower_load},
+    {"fly.store", fly_lower_store},
+    {"fly.mbarrier", fly_lower_mbarrier},
+    {"fly.tma_load", fly_lower_tma_load},
+    {"fly.tma_store", fly_lower_tma_store},
+    {"fly.tma_load_multicast", fly_lower_tma_load_multicast},
 };
 static const char *const makers[] = {"fly.make_memref", "fly.make_copy_atom", "fly.make_mma_atom",
                                      "fly.make_tiled_copy", "fly.make_tiled_mma"};

@@ -119,9 +119,11 @@ void fly_lower_load(FlyBuild *b, MlirOperation op);
 void fly_lower_store(FlyBuild *b, MlirOperation op);
 
 /* ---- fly_lower_tma.c ---- */
-/* fly.tma_load and fly.tma_store: NVVM's bulk tensor copies (NVIDIA only:
-   the feature tma keeps other targets from reaching here). */
+/* fly.tma_load, fly.tma_load_multicast and fly.tma_store: NVVM's bulk
+   tensor copies (NVIDIA only: the feature tma keeps other targets from
+   reaching here). */
 void fly_lower_tma_load(FlyBuild *b, MlirOperation op);
+void fly_lower_tma_load_multicast(FlyBuild *b, MlirOperation op);
 void fly_lower_tma_store(FlyBuild *b, MlirOperation op);
 /* The pointer to the one element of a memref (null after an error). */
 MlirValue fly_lower_element_ptr(FlyBuild *b, const FlyMemDesc *d);

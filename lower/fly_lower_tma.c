@@ -48,9 +48,8 @@ static MlirAttribute segments(FlyBuild *b, int n, const int32_t *sizes) {
    adds .multicast::cluster with its mask (operand 3): the box lands in the
    tile at the same shared-memory offset in each block of the mask, and its
    bytes complete on the mbarrier at the same offset there. */
-void fly_lower_tma_load(FlyBuild *b, MlirOperation op) {
+static void tma_load(FlyBuild *b, MlirOperation op, bool multicast) {
   int n = (int)mlirOperationGetNumOperands(op);
-  bool multicast = fly_lower_is(op, "fly.tma_load_multicast");
   int first = multicast ? 4 : 3; /* the coordinate's first operand */
   MlirValue map = mlirOperationGetOperand(op, 0);
   MlirValue bar = element_of(b, mlirOperationGetOperand(op, 1));
@@ -78,6 +77,10 @@ void fly_lower_tma_load(FlyBuild *b, MlirOperation op) {
   if (!b->failed)
     mlirOperationDestroy(op);
 }
+
+void fly_lower_tma_load(FlyBuild *b, MlirOperation op) { tma_load(b, op, false); }
+
+void fly_lower_tma_load_multicast(FlyBuild *b, MlirOperation op) { tma_load(b, op, true); }
 
 /* cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group: the hardware
    writes only the box's elements inside the tensor. */

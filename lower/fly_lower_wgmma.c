@@ -301,22 +301,24 @@ static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue
   return acc;
 }
 
-/* Whether v is a constant vector of zeros (+0.0: what zeros_like makes). */
+/* Whether v is a constant vector of zeros (+0.0: what zeros_like makes):
+   the result of an operation of no operands whose `value` is a splat of
+   +0.0, whichever dialect's constant it is. */
 static bool zero_constant(MlirValue v) {
   if (!mlirValueIsAOpResult(v))
     return false;
   MlirOperation def = mlirOpResultGetOwner(v);
-  MlirIdentifier name = mlirOperationGetName(def);
-  MlirStringRef n = mlirIdentifierStr(name);
-  if (n.length != 14 || strncmp(n.data, "arith.constant", 14) != 0)
+  if (mlirOperationGetNumOperands(def) != 0)
     return false;
   MlirAttribute a = mlirOperationGetAttributeByName(def, mlirStringRefCreateFromCString("value"));
   if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseElements(a) ||
-      !mlirDenseElementsAttrIsSplat(a) ||
-      !mlirAttributeIsAFloat(mlirDenseElementsAttrGetSplatValue(a)))
+      !mlirDenseElementsAttrIsSplat(a))
     return false;
-  double x = mlirFloatAttrGetValueDouble(mlirDenseElementsAttrGetSplatValue(a));
-  return x == 0.0 && !signbit(x);
+  MlirAttribute x = mlirDenseElementsAttrGetSplatValue(a);
+  if (!mlirAttributeIsAFloat(x))
+    return false;
+  double d = mlirFloatAttrGetValueDouble(x);
+  return d == 0.0 && !signbit(d);
 }
 
 void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {

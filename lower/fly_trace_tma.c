@@ -7,7 +7,6 @@
  * grid constants once the function is an llvm.func (fly_lower_tma.c).
  * Copies become fly.tma_load and fly.tma_store with the box's coordinate
  * in the hardware's order, innermost dimension first. */
-#include <string.h>
 
 #include "fly_trace_op.h"
 
@@ -62,11 +61,10 @@ static MlirValue map_arg(FlyTraceOp *o, const FlyVal *map) {
    then the coordinate, which the interpreter gives in the tensor's mode
    order, in the hardware's. A multicast's mask, an i32, is cut to the
    instruction's i16. */
-static bool copy(FlyTraceOp *o, const char *name, int first) {
+static bool copy(FlyTraceOp *o, const char *name, int first, bool multicast) {
   FlyTrace *t = o->t;
   const FlyTensorMap *m = o->args[0]->object.tmap;
   MlirValue v[4 + FLY_TMAP_MAX_RANK];
-  bool multicast = strcmp(name, "fly.tma_load_multicast") == 0;
   v[0] = map_arg(o, o->args[0]);
   for (int i = 1; i < first; i++)
     v[i] = multicast && i == 3 ? fly_trace_value(t, o->args[i], fly_type_scalar(FLY_TYPE_I32))
@@ -88,11 +86,11 @@ bool fly_op_tma(FlyTraceOp *o, FlyOpcode op) {
   case FLY_OPCODE_TENSOR_MAP:
     return !mlirValueIsNull(map_arg(o, o->args[0]));
   case FLY_OPCODE_TMA_LOAD:
-    return copy(o, "fly.tma_load", 3);
+    return copy(o, "fly.tma_load", 3, false);
   case FLY_OPCODE_TMA_LOAD_MULTICAST:
-    return copy(o, "fly.tma_load_multicast", 4);
+    return copy(o, "fly.tma_load_multicast", 4, true);
   case FLY_OPCODE_TMA_STORE:
-    return copy(o, "fly.tma_store", 2);
+    return copy(o, "fly.tma_store", 2, false);
   case FLY_OPCODE_TMA_STORE_COMMIT:
     fly_mlir_op(t->m, t->ip, t->loc, "nvvm.cp.async.bulk.commit.group", 0, NULL, 0, NULL, 0, NULL,
                 0, NULL);

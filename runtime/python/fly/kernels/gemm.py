@@ -327,8 +327,6 @@ def _tile_sm80(m: int, n: int, sms: int) -> dict[str, int]:
 def _product_sm80(a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any) -> Any:
     """out = sa sb (a @ b) through kernels/gemm/gemm_sm80.fly (the
     registry's gemm_sm80): one block per tile, no split K."""
-    import torch
-
     check_device(a, b)
     m, k = a.shape
     n = b.shape[1]
