@@ -19,6 +19,7 @@
  * N/2 floats the instruction's inline PTX binds to registers. */
 #include <stdio.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fly_lower_target.h"
@@ -256,10 +257,12 @@ static const char *wgmma_type(MlirType t) {
   return NULL;
 }
 
-/* One wgmma.mma_async on the accumulator's values idx[0..n). */
-static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue db, MlirValue acc,
-                       const int *idx, int n, MlirType ta, MlirType tb, const Operand *A,
-                       const Operand *B, bool zero) {
+/* One wgmma.mma_async on the accumulator's values vals[idx[0..n)], which
+   it replaces by its results. The values are scalars until the whole
+   operation is lowered (see fly_lower_wgmma). */
+static void issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue db, MlirValue *vals,
+                  const int *idx, int n, MlirType ta, MlirType tb, const Operand *A,
+                  const Operand *B, bool zero) {
   MlirType f32 = mlirF32TypeGet(b->m->ctx);
   char st[4096];
   int at = snprintf(st, sizeof st, "!llvm.struct<(");
@@ -272,7 +275,7 @@ static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue
     char pos[32];
     snprintf(pos, sizeof pos, "array<i64: %d>", i);
     MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
-    MlirValue ops[2] = {s, fly_build_extract(b, acc, idx[i], f32)};
+    MlirValue ops[2] = {s, vals[idx[i]]};
     s = fly_build_op1(b, "llvm.insertvalue", stype, 2, ops, 1, &p);
   }
   char attrs[1024];
@@ -295,10 +298,8 @@ static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue
     char pos[32];
     snprintf(pos, sizeof pos, "array<i64: %d>", i);
     MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
-    acc =
-        fly_build_insert(b, acc, fly_build_op1(b, "llvm.extractvalue", f32, 1, &r, 1, &p), idx[i]);
+    vals[idx[i]] = fly_build_op1(b, "llvm.extractvalue", f32, 1, &r, 1, &p);
   }
-  return acc;
 }
 
 /* Whether v is a constant vector of zeros (+0.0: what zeros_like makes):
@@ -353,13 +354,22 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
                            "wgmma's operands do not match: A has %d x %d tiles, B %d x %d, "
                            "and the accumulator %lld values for %d each",
                            A.ntiles, A.nks, B.ntiles, B.nks, (long long)have, vc);
-  MlirValue acc = C;
   /* An accumulator of zeros (a constant) is not read: its first MMA of
      each tile scales it by zero. The accumulator's registers are then
      written by wgmma alone, so a loop that carries them with MMAs in
      flight does not make ptxas wait for all of them at every iteration
      (it does when its first values come from moves of zeros). */
   bool zero = zero_constant(C);
+  /* The accumulator as scalars from one MMA to the next, taken out of the
+     vector once and put back once: a vector rebuilt after each MMA makes
+     chains of element inserts and extracts that LLVM's instruction
+     combiner spends most of a GEMM's compile time folding. */
+  MlirType f32 = mlirF32TypeGet(b->m->ctx);
+  MlirValue *vals = calloc((size_t)have, sizeof *vals);
+  if (!vals)
+    return fly_build_error(b, "out of memory");
+  for (int64_t i = 0; i < have && !zero; i++)
+    vals[i] = fly_build_extract(b, C, i, f32);
   int idx[128];
   for (int k = 0; k < A.nks && !b->failed; k++)
     for (int n = 0; n < B.ntiles && !b->failed; n++) {
@@ -367,10 +377,14 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
       for (int m = 0; m < A.ntiles && !b->failed; m++) {
         for (int v = 0; v < vc; v++)
           idx[v] = v + vc * (m + A.ntiles * n);
-        acc = issue(b, atom, descriptor(b, &A, m, k, e), db, acc, idx, vc, ta, tb, &A, &B,
-                    zero && k == 0);
+        issue(b, atom, descriptor(b, &A, m, k, e), db, vals, idx, vc, ta, tb, &A, &B,
+              zero && k == 0);
       }
     }
+  MlirValue acc = C;
+  for (int64_t i = 0; i < have && !b->failed; i++)
+    acc = fly_build_insert(b, acc, vals[i], i);
+  free(vals);
   if (b->failed)
     return;
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), acc);
