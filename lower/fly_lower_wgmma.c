@@ -257,27 +257,30 @@ static const char *wgmma_type(MlirType t) {
   return NULL;
 }
 
-/* One wgmma.mma_async on the accumulator's values vals[idx[0..n)], which
-   it replaces by its results. The values are scalars until the whole
-   operation is lowered (see fly_lower_wgmma). */
-static void issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue db, MlirValue *vals,
-                  const int *idx, int n, MlirType ta, MlirType tb, const Operand *A,
-                  const Operand *B, bool zero) {
-  MlirType f32 = mlirF32TypeGet(b->m->ctx);
+/* The struct of n floats a wgmma of n accumulator values takes and gives. */
+static MlirType acc_struct(FlyBuild *b, int n) {
   char st[4096];
   int at = snprintf(st, sizeof st, "!llvm.struct<(");
   for (int i = 0; i < n && at < (int)sizeof st - 8; i++)
     at += snprintf(st + at, sizeof st - (size_t)at, "%sf32", i ? ", " : "");
   snprintf(st + at, sizeof st - (size_t)at, ")>");
-  MlirType stype = fly_mlir_type(b->m, st);
-  MlirValue s = fly_build_op1(b, "llvm.mlir.poison", stype, 0, NULL, 0, NULL);
-  for (int i = 0; i < n && !zero; i++) {
-    char pos[32];
-    snprintf(pos, sizeof pos, "array<i64: %d>", i);
-    MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
-    MlirValue ops[2] = {s, vals[idx[i]]};
-    s = fly_build_op1(b, "llvm.insertvalue", stype, 2, ops, 1, &p);
-  }
+  return fly_mlir_type(b->m, st);
+}
+
+static MlirNamedAttribute position(FlyBuild *b, int i) {
+  char pos[32];
+  snprintf(pos, sizeof pos, "array<i64: %d>", i);
+  return fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
+}
+
+/* One wgmma.mma_async on an accumulator struct `in` of n values (NULL
+   with `zero`: not read), giving the struct of its results. */
+static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue db, MlirValue in,
+                       int n, MlirType ta, MlirType tb, const Operand *A, const Operand *B,
+                       bool zero) {
+  MlirType stype = acc_struct(b, n);
+  if (zero)
+    in = fly_build_op1(b, "llvm.mlir.poison", stype, 0, NULL, 0, NULL);
   char attrs[1024];
   snprintf(attrs, sizeof attrs,
            "{shape = #nvvm.shape<m = %d, n = %d, k = %d>, typeA = #nvvm.wgmma_type<%s>, typeB = "
@@ -292,14 +295,8 @@ static void issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue db, 
   int na = (int)mlirDictionaryAttrGetNumElements(dict);
   for (int i = 0; i < na && i < 12; i++)
     a[i] = mlirDictionaryAttrGetElement(dict, i);
-  MlirValue ops[3] = {s, da, db};
-  MlirValue r = fly_build_op1(b, "nvvm.wgmma.mma_async", stype, 3, ops, na, a);
-  for (int i = 0; i < n; i++) {
-    char pos[32];
-    snprintf(pos, sizeof pos, "array<i64: %d>", i);
-    MlirNamedAttribute p = fly_mlir_named(b->m, "position", fly_build_attr(b, pos));
-    vals[idx[i]] = fly_build_op1(b, "llvm.extractvalue", f32, 1, &r, 1, &p);
-  }
+  MlirValue ops[3] = {in, da, db};
+  return fly_build_op1(b, "nvvm.wgmma.mma_async", stype, 3, ops, na, a);
 }
 
 /* Whether v is a constant vector of zeros (+0.0: what zeros_like makes):
@@ -360,31 +357,43 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
      flight does not make ptxas wait for all of them at every iteration
      (it does when its first values come from moves of zeros). */
   bool zero = zero_constant(C);
-  /* The accumulator as scalars from one MMA to the next, taken out of the
-     vector once and put back once: a vector rebuilt after each MMA makes
-     chains of element inserts and extracts that LLVM's instruction
-     combiner spends most of a GEMM's compile time folding. */
+  /* Each (m, n) tile's values go from one MMA to the next as the struct
+     wgmma gives and takes, out of the accumulator's vector once and back
+     once: a vector rebuilt after each MMA makes chains of element inserts
+     and extracts that LLVM's instruction combiner spent half of a GEMM's
+     compile time folding, and each value moved between struct and vector
+     is an instruction more for its later passes. */
+  int tiles = A.ntiles * B.ntiles;
   MlirType f32 = mlirF32TypeGet(b->m->ctx);
-  MlirValue *vals = calloc((size_t)have, sizeof *vals);
-  if (!vals)
+  MlirValue *held = calloc((size_t)tiles, sizeof *held);
+  if (!held)
     return fly_build_error(b, "out of memory");
-  for (int64_t i = 0; i < have && !zero; i++)
-    vals[i] = fly_build_extract(b, C, i, f32);
-  int idx[128];
+  for (int t = 0; t < tiles && !zero; t++) {
+    MlirType stype = acc_struct(b, vc);
+    held[t] = fly_build_op1(b, "llvm.mlir.poison", stype, 0, NULL, 0, NULL);
+    for (int v = 0; v < vc; v++) {
+      MlirNamedAttribute p = position(b, v);
+      MlirValue ops[2] = {held[t], fly_build_extract(b, C, v + vc * t, f32)};
+      held[t] = fly_build_op1(b, "llvm.insertvalue", stype, 2, ops, 1, &p);
+    }
+  }
   for (int k = 0; k < A.nks && !b->failed; k++)
     for (int n = 0; n < B.ntiles && !b->failed; n++) {
       MlirValue db = descriptor(b, &B, n, k, e);
       for (int m = 0; m < A.ntiles && !b->failed; m++) {
-        for (int v = 0; v < vc; v++)
-          idx[v] = v + vc * (m + A.ntiles * n);
-        issue(b, atom, descriptor(b, &A, m, k, e), db, vals, idx, vc, ta, tb, &A, &B,
-              zero && k == 0);
+        int t = m + A.ntiles * n;
+        held[t] = issue(b, atom, descriptor(b, &A, m, k, e), db, held[t], vc, ta, tb, &A, &B,
+                        zero && k == 0);
       }
     }
   MlirValue acc = C;
-  for (int64_t i = 0; i < have && !b->failed; i++)
-    acc = fly_build_insert(b, acc, vals[i], i);
-  free(vals);
+  for (int t = 0; t < tiles && !b->failed; t++)
+    for (int v = 0; v < vc; v++) {
+      MlirNamedAttribute p = position(b, v);
+      acc = fly_build_insert(b, acc, fly_build_op1(b, "llvm.extractvalue", f32, 1, &held[t], 1, &p),
+                             v + vc * t);
+    }
+  free(held);
   if (b->failed)
     return;
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), acc);
