@@ -2,9 +2,13 @@
 """The GEMM benchmark: fly.kernels.gemm against cuBLAS (torch.matmul; for
 fp8 torch._scaled_mm, per tensor, or rowwise with --dtype fp8row) and a
 Triton GEMM after Triton's tutorial (tests/bench/peers/gemm.py), in one
-process on the GPU.
+process on the GPU. --dtype blockscale times fly.kernels.blockscale_mm
+(fp8, 1 x 128 scales of A, 128 x 128 of W) against torch._scaled_mm's
+blockwise form where this PyTorch has it (probed once; "n/a" and why
+otherwise) and a Triton blockscale GEMM (peers/gemm.py).
 
-    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row] [--impl fly,cublas,triton]
+    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row,blockscale]
+                                [--impl fly,cublas,triton]
     python3 tests/bench/gemm.py --dtype bf16,f16 --impl fly_sm80,cublas   # the Ampere path
 
 Not a test: figures depend on the machine. Per case, C = A . W^T with A
@@ -76,6 +80,8 @@ def impls(torch, dtype_name: str, fk, only: set):
     from peers.gemm import triton_matmul
 
     out = {}
+    if dtype_name == "blockscale":
+        return blockscale_impls(torch, fk, only)
     if dtype_name == "fp8row":
         # Rowwise scales: one a row of A, one a row of W (a column of C).
         rows = {}
@@ -109,17 +115,52 @@ def impls(torch, dtype_name: str, fk, only: set):
     return {k: v for k, v in out.items() if (k in only if only else k != "fly_sm80")}
 
 
+def blockscale_impls(torch, fk, only: set):
+    """name -> fn(a, w, c) computing c = the blockwise-scaled a @ w.T, with
+    scales in torch._scaled_mm's layouts: scale_a (M, K/128) M-major,
+    scale_b (K/128, N/128) the transpose of a row-major (N/128, K/128)."""
+    from peers.gemm import triton_blockscale_matmul
+
+    made = {}
+
+    def scales(a, w):
+        key = (a.shape[0], w.shape[0], a.shape[1])
+        if key not in made:
+            kb, nb = -(-a.shape[1] // 128), -(-w.shape[0] // 128)
+            made[key] = (torch.rand((kb, a.shape[0]), device="cuda").t() + 0.5,
+                         torch.rand((nb, kb), device="cuda").t() + 0.5)
+        return made[key]
+
+    def cublas(a, w, c):
+        sa, sb = scales(a, w)
+        return torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=c.dtype, out=c)
+
+    out = {"triton": lambda a, w, c: triton_blockscale_matmul(a, w.t(), *scales(a, w), c)}
+    # torch._scaled_mm takes block scales from PyTorch 2.9 on, where its
+    # build and the GPU allow: probed once on a small product.
+    try:
+        a = torch.randn((256, 256), device="cuda").to(torch.float8_e4m3fn)
+        cublas(a, a, torch.empty((256, 256), dtype=torch.bfloat16, device="cuda"))
+        torch.cuda.synchronize()
+        out["cublas"] = cublas
+    except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+        print(f"# torch._scaled_mm blockwise (torch {torch.__version__}): n/a: "
+              f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+    if fk is not None and hasattr(fk, "blockscale_mm"):
+        out["fly"] = lambda a, w, c: fk.blockscale_mm(a, w.t(), *scales(a, w), out=c)
+    return {k: v for k, v in out.items() if not only or k in only}
+
+
 def run(torch, dtype_name, m, n, k, fns) -> dict:
     dt = {"bf16": torch.bfloat16, "f16": torch.float16, "fp8": torch.float8_e4m3fn,
-          "fp8row": torch.float8_e4m3fn}[dtype_name]
-    elem = 1 if dtype_name.startswith("fp8") else 2
+          "fp8row": torch.float8_e4m3fn, "blockscale": torch.float8_e4m3fn}[dtype_name]
+    elem = 1 if dt == torch.float8_e4m3fn else 2
     per = (m * k + n * k) * elem
     copies = max(2, min(32, math.ceil(4 * L2_BYTES / per)))
     mk = lambda r, c: (torch.randn(r, c, device="cuda") * 0.5).to(dt)  # noqa: E731
     A = [mk(m, k) for _ in range(copies)]
     W = [mk(n, k) for _ in range(copies)]
-    C = torch.empty(m, n, device="cuda",
-                    dtype=torch.bfloat16 if dtype_name.startswith("fp8") else dt)
+    C = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if elem == 1 else dt)
     res = {}
     for name, fn in fns.items():
         try:
@@ -162,7 +203,7 @@ def main() -> int:
             line = "  ".join(f"{a} {v:7.1f}" for a, v in r.items())
             print(f"# {dname} {m}x{n}x{k}: {line}", flush=True)
     print(f"\nGPU: {gpu}; TFLOP/s = 2MNK / median time; C = A W^T, A and W K-major")
-    head = f"{'type':<5} {'M':>6} {'N':>7} {'K':>6} {'fly':>7} {'cublas':>7} {'triton':>7} " \
+    head = f"{'type':<10} {'M':>6} {'N':>7} {'K':>6} {'fly':>7} {'cublas':>7} {'triton':>7} " \
            f"{'/cublas':>8} {'/triton':>8}"
     print(head)
     print("-" * len(head))
@@ -171,12 +212,13 @@ def main() -> int:
         fly, cb, tr = r.get("fly"), r.get("cublas"), r.get("triton")
         f = lambda v: f"{v:7.1f}" if v else f"{'-':>7}"  # noqa: E731
         q = lambda a, b: f"{a / b:8.2f}" if a and b else f"{'-':>8}"  # noqa: E731
-        print(f"{dname:<5} {m:>6} {n:>7} {k:>6} {f(fly)} {f(cb)} {f(tr)} {q(fly, cb)} {q(fly, tr)}")
+        print(f"{dname:<10} {m:>6} {n:>7} {k:>6} {f(fly)} {f(cb)} {f(tr)} {q(fly, cb)} "
+              f"{q(fly, tr)}")
         for peer, v in (("cublas", cb), ("triton", tr)):
             if fly and v:
                 ratios.setdefault((dname, kind, peer), []).append(fly / v)
         if r.get("fly_sm80") and cb:
-            print(f"{'':<5} {'':>6} {'':>7} {'':>6} sm80 {r['fly_sm80']:7.1f} "
+            print(f"{'':<10} {'':>6} {'':>7} {'':>6} sm80 {r['fly_sm80']:7.1f} "
                   f"{r['fly_sm80'] / cb:8.2f} of cublas")
             ratios.setdefault((dname, kind, "cublas", "sm80"), []).append(r["fly_sm80"] / cb)
     print()

@@ -10,7 +10,7 @@ import unittest
 
 import bundles  # noqa: F401 - points fly at the build tree
 from bundles import REPO
-from fakes import FAKE_BASE, CudaArray
+from fakes import FAKE_BASE, CudaArray, DLPackArray
 
 import fly
 from fly.kernels import _registry
@@ -230,6 +230,64 @@ class Launches(unittest.TestCase):
         self.assertIn("positive multiple of R rows", cm.exception.message)
         cfg = k.launch_config(x, x, vector(32), x, matrix(128, 32), 1e-6, 1)
         self.assertEqual(cfg.grid[0], 2)
+
+
+class BlockscaleRules(unittest.TestCase):
+    """gemm_blockscale's launch rule (kernels/gemm/gemm_blockscale.fly): the
+    grid, and each precondition on the scales' shapes and spans refused with
+    its message (DLPack stand-ins: fp8 has no __cuda_array_interface__
+    type)."""
+
+    def setUp(self) -> None:
+        consts = {"T": "f8e4m3", "TD": "bf16", "BM": 128, "BN": 128, "STAGES": 6, "PAIR": True,
+                  "BIAS": True, "ACT": 0}
+        self.k = fly.kernels.kernel("blockscale_mm", consts, device=fly.NO_DEVICE,
+                                    target="sm_90a")
+
+    @staticmethod
+    def f8(m: int, k: int) -> DLPackArray:
+        return DLPackArray((m, k), code=10, bits=8, strides=(320, 1))  # float8_e4m3fn
+
+    @staticmethod
+    def f32(m: int, n: int, strides=None) -> DLPackArray:
+        return DLPackArray((m, n), code=2, bits=32, strides=strides)
+
+    @staticmethod
+    def bf16(*shape: int) -> DLPackArray:
+        return DLPackArray(shape, code=4, bits=16)
+
+    def args(self, m=1000, n=520, k=300, sa=None, sb=None, bias=None, blocks=132):
+        """A (M, K), B (N, K), D, SA (M, ceil(K/128)) M-major, SB
+        (ceil(N/128), ceil(K/128)), blocks, Bias."""
+        kb = -(-k // 128)
+        return (self.f8(m, k), self.f8(n, k), self.bf16(m, n),
+                sa or self.f32(m, kb, (1, m)), sb or self.f32(-(-n // 128), kb), blocks,
+                self.bf16(n if bias is None else bias))
+
+    def refused(self, args, message: str) -> None:
+        with self.assertRaises(fly.FlyError) as cm:
+            self.k.launch_config(*args)
+        self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+        self.assertIn(message, cm.exception.message)
+
+    def test_the_grid_is_the_tiles_or_the_blocks_given(self) -> None:
+        cfg = self.k.launch_config(*self.args())
+        self.assertEqual((cfg.grid[0], cfg.block[0]), (8 * 5, 384))  # 128 x 128 tiles
+        cfg = self.k.launch_config(*self.args(m=4096, n=4096, k=4096))
+        self.assertEqual(cfg.grid[0], 132)
+
+    def test_wrong_scales_are_refused(self) -> None:
+        self.refused(self.args(sa=self.f32(1000, 2)), "SA is M x ceil(K / 128)")
+        self.refused(self.args(sa=self.f32(999, 3)), "SA is M x ceil(K / 128)")
+        self.refused(self.args(sb=self.f32(3, 5)), "SB is ceil(N / 128) x ceil(K / 128)")
+        self.refused(self.args(sa=self.f32(1000, 3, (3000000, 1))), "fewer than 2^31 elements")
+
+    def test_other_preconditions(self) -> None:
+        self.refused(self.args(k=0), "K is at least 1")
+        self.refused(self.args(bias=519), "Bias holds a value for each of D's N columns")
+        self.refused(self.args(blocks=0), "blocks is at least 1")
+        a = self.args()
+        self.refused((a[0], self.f8(520, 288)) + a[2:], "A is M x K, B is N x K")
 
 
 if __name__ == "__main__":

@@ -227,16 +227,8 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
         raise FlyError(f"{name}: split_k adds partial sums in memory, so it does not combine "
                        f"with bias, activation, c or rowwise scales", Status.ARGUMENTS)
     if k == 0:
-        # No products: the epilogue of zeros.
-        if not fused:
-            return out.zero_()
-        x = torch.zeros((m, n), dtype=torch.float32, device=a.device)
-        if bias is not None:
-            x += bias_arg.float()
-        x = _torch_activation(x, activation)
-        if c is not None:
-            x += beta * c_arg.float()
-        return out.copy_(x)
+        return _epilogue_of_zeros(out, bias_arg if bias is not None else None, activation,
+                                  c_arg if c is not None else None, beta)
     pad = 16 // a.element_size()
     A = _k_major(a, 1, pad)
     if _n_major(b, pad) and entry == "gemm" and split == 1:
@@ -277,6 +269,23 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     if acc is not out:
         out.copy_(acc)
     return out
+
+
+def _epilogue_of_zeros(out: Any, bias: Optional[Any], activation: Optional[str],
+                       c: Optional[Any], beta: float) -> Any:
+    """out = activation(0 + bias) + beta c by PyTorch: the result of a
+    product with K = 0 (no products)."""
+    import torch
+
+    if bias is None and activation is None and c is None:
+        return out.zero_()
+    x = torch.zeros(out.shape, dtype=torch.float32, device=out.device)
+    if bias is not None:
+        x += bias.float()
+    x = _torch_activation(x, activation)
+    if c is not None:
+        x += beta * c.float()
+    return out.copy_(x)
 
 
 def _torch_activation(x: Any, activation: Optional[str]) -> Any:
@@ -404,7 +413,10 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
     wait); f32 accumulation, the result of out_dtype (bfloat16 by default,
     float16 or float32). b is read K-contiguous: pass w.t() of an (N, K)
     weight. bias (N values) and activation as gemm's:
-    activation((a @ b) * scale_a * scale_b + bias)."""
+    activation((a @ b) * scale_a * scale_b + bias). Block scales, scale_a
+    (M, ceil(K / 128)) and scale_b (ceil(K / 128), ceil(N / 128)) as
+    torch._scaled_mm's blockwise form (1 x 128 and 128 x 128), are
+    recognised by their shapes and run blockscale_mm (no split_k)."""
     import torch
 
     _check_shapes("scaled_mm", a, b)
@@ -412,9 +424,143 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
         raise FlyError(f"scaled_mm: a and b are float8_e4m3fn, not {a.dtype} and {b.dtype}",
                        Status.ARGUMENTS)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
+    if _blockwise(scale_a, scale_b, *a.shape, b.shape[1]):
+        if split_k not in (None, 1):
+            raise FlyError("scaled_mm: split_k is for per-tensor and rowwise scales, not block "
+                           "scales", Status.ARGUMENTS)
+        return _blockscale_product("scaled_mm", a, b, scale_a, scale_b, bias, activation, out, od)
     sa, sb, rowwise = _scales(scale_a, scale_b, a.shape[0], b.shape[1], a.device)
     return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128, 1.0, bias,
                     activation, rowwise=rowwise)
+
+
+# The K extent of a block scale (both operands') and of the blockscale
+# kernel's K step.
+_SCALE_BLOCK = 128
+
+# The tiles _blockscale_tile chooses from (BK is the scale block).
+_BLOCKSCALE_TILES = ({"BM": 128, "BN": 128, "STAGES": 6}, {"BM": 64, "BN": 128, "STAGES": 8})
+
+
+def _blockscale_tile(m: int, n: int, sms: int) -> int:
+    """The blockscale kernel's tile for a product of M x N on sms
+    multiprocessors (its index in _BLOCKSCALE_TILES): 128 x 128, two
+    consumer warpgroups (one promotes its sums while the other's MMAs run),
+    where those tiles fill the multiprocessors, else 64 x 128 (twice the
+    tiles, for few rows). Not measured yet: tests/bench/gemm.py --dtype
+    blockscale times the choice."""
+    if m > 64 and -(-m // 128) * -(-n // 128) >= sms:
+        return 0
+    return 1
+
+
+def _blocks(x: int) -> int:
+    return -(-x // _SCALE_BLOCK)
+
+
+def _blockwise(scale_a: Any, scale_b: Any, m: int, k: int, n: int) -> bool:
+    """Whether scale_a and scale_b are block scales (blockscale_mm's shapes,
+    (M, ceil(K / 128)) and (ceil(K / 128), ceil(N / 128))) that do not also
+    read as per-tensor or rowwise ones: with K <= 128 an (M, 1) scale_a is
+    both, and both mean the same (one K block), as do the two readings of
+    (1, 1) scales; scaled_mm then takes them as rowwise."""
+    shape = lambda s: tuple(getattr(s, "shape", ()))  # noqa: E731
+    if shape(scale_a) != (m, _blocks(k)) or shape(scale_b) != (_blocks(k), _blocks(n)):
+        return False
+    rowwise = (scale_b.numel() in (1, n) and 1 in shape(scale_b) and
+               scale_a.numel() in (1, m) and 1 in shape(scale_a))
+    return not rowwise
+
+
+def _block_scales(name: str, scale_a: Any, scale_b: Any, m: int, k: int, n: int,
+                  device: Any) -> tuple[Any, Any]:
+    """blockscale_mm's scales checked, as the kernel takes them: SA (M,
+    ceil(K / 128)) as it is, SB as scale_b's transpose, (ceil(N / 128),
+    ceil(K / 128)); any strides (the kernel reads one value at a time)."""
+    import torch
+
+    kb, nb = _blocks(k), _blocks(n)
+    for s, what, want, role in ((scale_a, "scale_a", (m, kb), "a row of a and 128 of K"),
+                                (scale_b, "scale_b", (kb, nb), "128 of K and 128 columns of b")):
+        if (not isinstance(s, torch.Tensor) or s.dtype != torch.float32 or
+                tuple(s.shape) != want):
+            got = (f"{tuple(s.shape)} of {s.dtype}" if isinstance(s, torch.Tensor)
+                   else type(s).__name__)
+            raise FlyError(f"{name}: {what} is a float32 tensor of shape {want} (a scale per "
+                           f"{role}), not {got}", Status.ARGUMENTS)
+        check_device(s)
+        if s.device != device:
+            raise FlyError(f"{name}: {what} is on {s.device}, the operands on {device}",
+                           Status.ARGUMENTS)
+    return scale_a, scale_b.t()
+
+
+def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
+                        bias: Optional[Any], activation: Optional[str], out: Optional[Any],
+                        od: Any) -> Any:
+    """out = activation(blockwise-scaled a @ b + bias) through
+    kernels/gemm/gemm_blockscale.fly (the registry's blockscale_mm)."""
+    device = check_device(a, b)
+    if _arch(None, device) != "sm_90a":
+        raise FlyError(f"{name}: block scales run on Hopper GPUs (compute capability 9.0) only",
+                       Status.ARGUMENTS)
+    m, k = a.shape
+    n = b.shape[1]
+    sa, sb = _block_scales(name, scale_a, scale_b, m, k, n, device)
+    out = _output(name, out, od, m, n, device)
+    if m == 0 or n == 0:
+        return out
+    bias_arg, act, _ = _epilogue_operands(name, m, n, out, bias, activation, None)
+    if k == 0:
+        return _epilogue_of_zeros(out, bias_arg if bias is not None else None, activation, None,
+                                  1.0)
+    A = _k_major(a, 1, 16)
+    B = _k_major(b, 0, 16)  # (N, K)
+    pair = n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and out.stride(0) % 2 == 0
+    sms = sm_count(device)
+    tile = _blockscale_tile(m, n, sms)
+    key = ("blockscale_mm", od, tile, pair, bias is None, act, device)
+    k_ = _KERNELS.get(key)
+    if k_ is None:
+        consts = {"T": "f8e4m3", "TD": fly_type(od), **_BLOCKSCALE_TILES[tile], "PAIR": pair,
+                  "BIAS": bias is not None, "ACT": act}
+        k_ = _KERNELS[key] = kernel("blockscale_mm", consts, device)
+    k_(A, B, out, sa, sb, sms, bias_arg)
+    return out
+
+
+@accepts_dlpack
+def blockscale_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any] = None,
+                  activation: Optional[str] = None, out: Optional[Any] = None,
+                  out_dtype: Optional[Any] = None) -> Any:
+    """The blockwise-scaled fp8 product of DeepSeek-V3, as torch._scaled_mm's
+    blockwise form (1 x 128 scales for a, 128 x 128 for b): a (M, K) and b
+    (K, N) of float8_e4m3fn, scale_a float32 (M, ceil(K / 128)), one per row
+    of a and 128 of K, scale_b float32 (ceil(K / 128), ceil(N / 128)), one
+    per 128 x 128 block of b;
+
+        out[i, j] = sum_kb scale_a[i, kb] scale_b[kb, j // 128]
+                           sum_{k in block kb} a[i, k] b[k, j]
+
+    with f32 sums, the result of out_dtype (bfloat16 by default, float16
+    or float32), written to out when given (any row stride, columns
+    contiguous). b is read K-contiguous: pass w.t() of an (N, K) weight
+    quantised by 128 x 128 blocks, with scale_b = its (N / 128, K / 128)
+    scales transposed (torch._scaled_mm's shapes). The scales may have any
+    strides (torch._scaled_mm asks for an M-major scale_a, stride (1, M),
+    and a scale_b whose transpose is row-major: both are accepted, as are
+    others). bias (N values) and activation as scaled_mm's:
+    activation(product + bias). Hopper (compute capability 9.0) only; any
+    M, N and K. scaled_mm(a, b, scale_a, scale_b) takes the same block
+    scales (recognised by their shapes) and calls this."""
+    import torch
+
+    _check_shapes("blockscale_mm", a, b)
+    if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
+        raise FlyError(f"blockscale_mm: a and b are float8_e4m3fn, not {a.dtype} and {b.dtype}",
+                       Status.ARGUMENTS)
+    od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
+    return _blockscale_product("blockscale_mm", a, b, scale_a, scale_b, bias, activation, out, od)
 
 
 def _experts_k_major(b: Any, pad: int) -> Any:
