@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The GEMM benchmark: fly.kernels.gemm against cuBLAS (torch.matmul; for
-fp8 torch._scaled_mm, per tensor, or rowwise with --dtype fp8row) and a
-Triton GEMM after Triton's tutorial (tests/bench/peers/gemm.py), in one
-process on the GPU.
+fp8 torch._scaled_mm, per tensor, or rowwise with --dtype fp8row; fp8e5m2
+is A e5m2 by W e4m3 per tensor, a backward pass's gradient by a weight,
+against torch._scaled_mm of the same pair) and a Triton GEMM after
+Triton's tutorial (tests/bench/peers/gemm.py), in one process on the GPU.
 
-    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row] [--impl fly,cublas,triton]
+    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row,fp8e5m2]
+                                [--impl fly,cublas,triton]
     python3 tests/bench/gemm.py --dtype bf16,f16 --impl fly_sm80,cublas   # the Ampere path
 
 Not a test: figures depend on the machine. Per case, C = A . W^T with A
@@ -91,7 +93,7 @@ def impls(torch, dtype_name: str, fk, only: set):
                                                          out_dtype=c.dtype, out=c)
         if fk is not None and hasattr(fk, "scaled_mm"):
             out["fly"] = lambda a, w, c: fk.scaled_mm(a, w.t(), *scales(a, w), out=c)
-    elif dtype_name == "fp8":
+    elif dtype_name in ("fp8", "fp8e5m2"):
         one = torch.ones((), device="cuda")
         out["cublas"] = lambda a, w, c: torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one,
                                                          out_dtype=c.dtype, out=c)
@@ -110,16 +112,18 @@ def impls(torch, dtype_name: str, fk, only: set):
 
 
 def run(torch, dtype_name, m, n, k, fns) -> dict:
-    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "fp8": torch.float8_e4m3fn,
-          "fp8row": torch.float8_e4m3fn}[dtype_name]
+    e4m3, e5m2 = torch.float8_e4m3fn, torch.float8_e5m2
+    # A's type and W's.
+    dt_a, dt_w = {"bf16": (torch.bfloat16,) * 2, "f16": (torch.float16,) * 2,
+                  "fp8": (e4m3, e4m3), "fp8row": (e4m3, e4m3), "fp8e5m2": (e5m2, e4m3)}[dtype_name]
     elem = 1 if dtype_name.startswith("fp8") else 2
     per = (m * k + n * k) * elem
     copies = max(2, min(32, math.ceil(4 * L2_BYTES / per)))
-    mk = lambda r, c: (torch.randn(r, c, device="cuda") * 0.5).to(dt)  # noqa: E731
-    A = [mk(m, k) for _ in range(copies)]
-    W = [mk(n, k) for _ in range(copies)]
+    mk = lambda r, c, dt: (torch.randn(r, c, device="cuda") * 0.5).to(dt)  # noqa: E731
+    A = [mk(m, k, dt_a) for _ in range(copies)]
+    W = [mk(n, k, dt_w) for _ in range(copies)]
     C = torch.empty(m, n, device="cuda",
-                    dtype=torch.bfloat16 if dtype_name.startswith("fp8") else dt)
+                    dtype=torch.bfloat16 if dtype_name.startswith("fp8") else dt_a)
     res = {}
     for name, fn in fns.items():
         try:
@@ -162,7 +166,7 @@ def main() -> int:
             line = "  ".join(f"{a} {v:7.1f}" for a, v in r.items())
             print(f"# {dname} {m}x{n}x{k}: {line}", flush=True)
     print(f"\nGPU: {gpu}; TFLOP/s = 2MNK / median time; C = A W^T, A and W K-major")
-    head = f"{'type':<5} {'M':>6} {'N':>7} {'K':>6} {'fly':>7} {'cublas':>7} {'triton':>7} " \
+    head = f"{'type':<7} {'M':>6} {'N':>7} {'K':>6} {'fly':>7} {'cublas':>7} {'triton':>7} " \
            f"{'/cublas':>8} {'/triton':>8}"
     print(head)
     print("-" * len(head))
@@ -171,12 +175,12 @@ def main() -> int:
         fly, cb, tr = r.get("fly"), r.get("cublas"), r.get("triton")
         f = lambda v: f"{v:7.1f}" if v else f"{'-':>7}"  # noqa: E731
         q = lambda a, b: f"{a / b:8.2f}" if a and b else f"{'-':>8}"  # noqa: E731
-        print(f"{dname:<5} {m:>6} {n:>7} {k:>6} {f(fly)} {f(cb)} {f(tr)} {q(fly, cb)} {q(fly, tr)}")
+        print(f"{dname:<7} {m:>6} {n:>7} {k:>6} {f(fly)} {f(cb)} {f(tr)} {q(fly, cb)} {q(fly, tr)}")
         for peer, v in (("cublas", cb), ("triton", tr)):
             if fly and v:
                 ratios.setdefault((dname, kind, peer), []).append(fly / v)
         if r.get("fly_sm80") and cb:
-            print(f"{'':<5} {'':>6} {'':>7} {'':>6} sm80 {r['fly_sm80']:7.1f} "
+            print(f"{'':<7} {'':>6} {'':>7} {'':>6} sm80 {r['fly_sm80']:7.1f} "
                   f"{r['fly_sm80'] / cb:8.2f} of cublas")
             ratios.setdefault((dname, kind, "cublas", "sm80"), []).append(r["fly_sm80"] / cb)
     print()
