@@ -330,6 +330,9 @@ irdl.dialect @fly {
   }
   // (Each attribute has a constraint of its own: one constraint shared by
   // two attributes would require them to be equal.)
+  // An MMA atom whose A and B differ in type (wgmma's fp8: e5m2 by e4m3)
+  // adds B's as "elem_b" ("elem" is A's); IRDL lists only attributes every
+  // such op has, and lets others through.
   irdl.operation @make_mma_atom {
     %c0 = irdl.base @fly::@mma_atom
     %s = irdl.base "#builtin.string"

@@ -138,13 +138,16 @@ static MlirValue atom_value(FlyTraceOp *o, const FlyVal *v) {
   default:
     return none;
   }
-  MlirNamedAttribute a[6];
+  MlirNamedAttribute a[7];
   int n = 0;
   a[n++] = fly_mlir_named(t->m, "atom", fly_mlir_str_attr(t->m, at->atom->name));
   bool copy = ob->kind == FLY_OBJ_COPY_ATOM || ob->kind == FLY_OBJ_TILED_COPY;
   if (copy)
     a[n++] = int_attr(t, "bits", at->bits);
   a[n++] = fly_mlir_named(t->m, "elem", mlirTypeAttrGet(fly_trace_type(t, at->elem)));
+  /* An atom that mixes types names B's apart (elem is A's). */
+  if (!copy && !fly_type_equal(at->elem, at->elem_b))
+    a[n++] = fly_mlir_named(t->m, "elem_b", mlirTypeAttrGet(fly_trace_type(t, at->elem_b)));
   if (!copy)
     a[n++] = fly_mlir_named(t->m, "acc", mlirTypeAttrGet(fly_trace_type(t, at->acc)));
   if (ob->kind == FLY_OBJ_TILED_COPY) {

@@ -58,7 +58,8 @@ static void atoms(void) {
     printf("| `%s` | %s | %dx%dx%d | %d | ", a->name, fly_mma_family_name(a->mma), a->m, a->n, a->k,
            a->threads);
     type_list(a->inputs);
-    printf(" into %s | %s |\n", fly_type_code_name(a->acc), fly_atom_targets(a));
+    printf("%s into %s | %s |\n", a->mixes ? " (A and B in any pairing)" : "",
+           fly_type_code_name(a->acc), fly_atom_targets(a));
   }
 }
 

@@ -6,6 +6,8 @@
 #define NONE (-1)
 #define W(bits) (1u << (__builtin_ctz(bits)))
 #define T(code) (1u << FLY_TYPE_##code)
+#define FLY_PAIRS_SAME false
+#define FLY_PAIRS_ANY true
 
 static const FlyAtom atoms[] = {
 #define FLY_COPY_ATOM(id, name, family, feature, widths, src_tv, dst_tv)                           \
@@ -23,9 +25,10 @@ static const FlyAtom atoms[] = {
    0,                                                                                              \
    0,                                                                                              \
    0,                                                                                              \
+   false,                                                                                          \
    FLY_TYPE_NONE,                                                                                  \
    {NULL, NULL, NULL}},
-#define FLY_MMA_ATOM(id, name, family, m, n, k, threads, inputs, acc, tv_a, tv_b, tv_c)            \
+#define FLY_MMA_ATOM(id, name, family, m, n, k, threads, inputs, pairs, acc, tv_a, tv_b, tv_c)     \
   {FLY_ATOM_##id,                                                                                  \
    name,                                                                                           \
    FLY_ATOM_MMA,                                                                                   \
@@ -40,6 +43,7 @@ static const FlyAtom atoms[] = {
    k,                                                                                              \
    threads,                                                                                        \
    inputs,                                                                                         \
+   FLY_PAIRS_##pairs,                                                                              \
    FLY_TYPE_##acc,                                                                                 \
    {tv_a, tv_b, tv_c}},
 #define FLY_FEATURE_NONE NONE

@@ -67,6 +67,7 @@ typedef struct FlyAtom {
   int m, n, k;
   int threads;
   unsigned inputs; /* bit c: operands of FlyTypeCode c */
+  bool mixes;      /* A and B may be of different inputs (pairs ANY) */
   FlyTypeCode acc;
   const char *tv[3]; /* A, B, C: layout text of the algebra (fly_layout_text.h) */
 } FlyAtom;
@@ -85,7 +86,8 @@ int fly_atom_vendor(const FlyAtom *a);
 bool fly_atom_available(const FlyAtom *a, const FlyTarget *t);
 /* The targets that can use it, "sm_80, sm_90, sm_90a", for messages. */
 const char *fly_atom_targets(const FlyAtom *a);
-/* Whether an MMA atom multiplies operands of type code c. */
+/* Whether an MMA atom multiplies operands of type code c (as A, as B, or
+   both: whether they may differ is `mixes`). */
 static inline bool fly_atom_takes(const FlyAtom *a, FlyTypeCode c) { return (a->inputs >> c) & 1u; }
 
 /* Whether a copy atom moves a warp's 8x8 matrices (ldmatrix, stmatrix). */

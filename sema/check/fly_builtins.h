@@ -85,6 +85,11 @@ typedef struct FlyMmaOperand {
   const char *tv;
 } FlyMmaOperand;
 FlyMmaOperand fly_mma_operand(FlyInterp *I, const FlyObject *mma, char operand);
+/* The error for operand ('A' or 'B') of MMA atom `atom` given in type got
+   (`holder`: "this tensor holds", "this copy atom moves"): "the MMA
+   multiplies T", or, where A's and B's types differ, "takes T as A". */
+const FlyVal *fly_err_mma_type(FlyInterp *I, const FlyNode *at, const FlyObject *atom, char operand,
+                               const char *holder, const FlyType *got);
 /* A copy atom value: atom moving `bits` a copy of elements of type elem
    (the result of copy_atom, made also by smem_copy_A/B/C). */
 FlyVal *fly_copy_atom_value(FlyInterp *I, const FlyAtom *atom, int bits, const FlyType *elem);

@@ -152,23 +152,48 @@ const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
     return fly_err(I, a->node[0], "%s is %s %s instruction, which %s does not have; it runs on %s",
                    atom->name, article(fly_mma_family_name(atom->mma)),
                    fly_mma_family_name(atom->mma), I->target->arch, fly_atom_targets(atom));
-  const FlyType *in = fly_arg_type(I, a, 1, "the operand type of an MMA");
-  const FlyType *acc = in ? fly_arg_type(I, a, 2, "the accumulator type of an MMA") : NULL;
+  /* mma_atom(atom, T, acc): A and B of type T; mma_atom(atom, TA, TB,
+     acc): each its own, where the instruction takes that pair. */
+  bool apart = a->n == 4;
+  const FlyType *ta =
+      fly_arg_type(I, a, 1, apart ? "A's type in an MMA" : "the operand type of an MMA");
+  const FlyType *tb = ta && apart ? fly_arg_type(I, a, 2, "B's type in an MMA") : ta;
+  const FlyType *acc = tb ? fly_arg_type(I, a, a->n - 1, "the accumulator type of an MMA") : NULL;
   if (!acc)
     return NULL;
-  if (in->kind != FLY_TY_SCALAR || !fly_atom_takes(atom, in->code))
-    return fly_err(I, a->node[1], "%s does not multiply %s", atom->name, fly_type_str(&I->A, in));
+  for (int i = 1; i <= (apart ? 2 : 1); i++) {
+    const FlyType *t = i == 1 ? ta : tb;
+    if (t->kind != FLY_TY_SCALAR || !fly_atom_takes(atom, t->code))
+      return fly_err(I, a->node[i], "%s does not multiply %s", atom->name, fly_type_str(&I->A, t));
+  }
+  if (apart && !atom->mixes && !fly_type_equal(ta, tb))
+    return fly_err(I, a->call,
+                   "%s multiplies A and B of one type, not %s by %s; give one operand type: "
+                   "mma_atom(%s, T, %s)",
+                   atom->name, fly_type_str(&I->A, ta), fly_type_str(&I->A, tb), atom->name,
+                   fly_type_code_name(atom->acc));
   if (acc->kind != FLY_TY_SCALAR || acc->code != atom->acc)
-    return fly_err(I, a->node[2], "%s accumulates in %s, not %s", atom->name,
+    return fly_err(I, a->node[a->n - 1], "%s accumulates in %s, not %s", atom->name,
                    fly_type_code_name(atom->acc), fly_type_str(&I->A, acc));
   FlyVal *v = fly_new_object(I, FLY_OBJ_MMA_ATOM);
   if (v) {
     v->object.name = atom->name;
     v->object.atom = atom;
-    v->object.elem = in;
+    v->object.elem = ta;
+    v->object.elem_b = tb;
     v->object.acc = acc;
   }
   return v;
+}
+
+const FlyVal *fly_err_mma_type(FlyInterp *I, const FlyNode *at, const FlyObject *atom, char operand,
+                               const char *holder, const FlyType *got) {
+  const FlyType *want = fly_mma_elem(atom, operand);
+  if (fly_type_equal(atom->elem, atom->elem_b))
+    return fly_err(I, at, "the MMA multiplies %s, but %s %s", fly_type_str(&I->A, want), holder,
+                   fly_type_str(&I->A, got));
+  return fly_err(I, at, "the MMA takes %s as %c, but %s %s", fly_type_str(&I->A, want), operand,
+                 holder, fly_type_str(&I->A, got));
 }
 
 const FlyVal *fly_builtin_tiled_copy(FlyInterp *I, const FlyArgs *a) {
@@ -481,10 +506,9 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
     return NULL;
   const FlyObject *mma = &thr->base->object;
   const FlyObject *atom = &mma->base->object;
-  const FlyType *want = operand == 'C' ? atom->acc : atom->elem;
+  const FlyType *want = fly_mma_elem(atom, operand);
   if (!fragment && !fly_type_equal(t->tensor.elem, want) && operand != 'C')
-    return fly_err(I, a->node[1], "the MMA multiplies %s, but this tensor holds %s",
-                   fly_type_str(&I->A, want), fly_type_str(&I->A, t->tensor.elem));
+    return fly_err_mma_type(I, a->node[1], atom, operand, "this tensor holds", t->tensor.elem);
   if (!mma_fits(I, t, mma, operand, a->call))
     return NULL;
   FlyProbe p;
@@ -505,7 +529,7 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
     FlyLayout *F = s ? fly_layout_col_major(&I->A, s) : NULL;
     if (!F)
       return fly_err_algebra(I, a->call);
-    return fly_make_tensor(I, operand == 'C' ? atom->acc : atom->elem, FLY_SPACE_REGISTER,
+    return fly_make_tensor(I, fly_mma_elem(atom, operand), FLY_SPACE_REGISTER,
                            fly_tuple_to_val(I, F->shape), fly_tuple_to_val(I, F->stride));
   }
   if (R)
@@ -704,9 +728,10 @@ static const FlyVal *wgmma(FlyInterp *I, const FlyArgs *a, const FlyObject *atom
                      "shared tile (thr.partition_%c(s)), not %s",
                      atom->atom->name, i == 1 ? 'A' : 'B', i == 1 ? 'A' : 'B',
                      fly_val_describe(&I->A, v));
-    if (!fly_type_equal(v->tensor.elem, atom->elem))
-      return fly_err(I, a->node[i], "the MMA multiplies %s, but this tensor holds %s",
-                     fly_type_str(&I->A, atom->elem), fly_type_str(&I->A, v->tensor.elem));
+    const FlyType *want = fly_mma_elem(atom, i == 1 ? 'A' : 'B');
+    if (!fly_type_equal(v->tensor.elem, want))
+      return fly_err_mma_type(I, a->node[i], atom, i == 1 ? 'A' : 'B', "this tensor holds",
+                              v->tensor.elem);
   }
   const FlyType *tc = operand_type(I, a, 3);
   if (!tc)
@@ -740,7 +765,7 @@ const FlyVal *fly_builtin_gemm(FlyInterp *I, const FlyArgs *a) {
   const FlyType *types[3] = {ta, tb, tc};
   for (int i = 0; i < 3; i++) {
     const FlyType *e = types[i]->kind == FLY_TY_VEC ? types[i]->elem : types[i];
-    const FlyType *want = i == 2 ? atom->acc : atom->elem;
+    const FlyType *want = fly_mma_elem(atom, "ABC"[i]);
     if (!fly_type_equal(e, want))
       return fly_err(I, a->node[i + 1], "the MMA takes %s here, not %s", fly_type_str(&I->A, want),
                      fly_type_str(&I->A, e));

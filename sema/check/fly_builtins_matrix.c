@@ -271,10 +271,8 @@ static const FlyVal *tiled_copy_operand(FlyInterp *I, const FlyArgs *a, char ope
   if (!mma)
     return NULL;
   const FlyObject *ma = &mma->base->object;
-  const FlyType *want = operand == 'C' ? ma->acc : ma->elem;
-  if (operand != 'C' && !fly_type_equal(atom->object.elem, want))
-    return fly_err(I, a->node[0], "the MMA multiplies %s, but this copy atom moves %s",
-                   fly_type_str(&I->A, want), fly_type_str(&I->A, atom->object.elem));
+  if (operand != 'C' && !fly_type_equal(atom->object.elem, fly_mma_elem(ma, operand)))
+    return fly_err_mma_type(I, a->node[0], ma, operand, "this copy atom moves", atom->object.elem);
   const FlyAtom *row = atom->object.atom;
   if (row->copy == FLY_COPY_CP_ASYNC)
     return fly_err(I, a->node[0],
@@ -375,9 +373,8 @@ static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char oper
                    fly_val_describe(&I->A, s));
   const FlyType *elem = s->tensor.elem;
   const FlyObject *ma = &mma->base->object;
-  if (operand != 'C' && !fly_type_equal(elem, ma->elem))
-    return fly_err(I, a->node[1], "the MMA multiplies %s, but this tensor holds %s",
-                   fly_type_str(&I->A, ma->elem), fly_type_str(&I->A, elem));
+  if (operand != 'C' && !fly_type_equal(elem, fly_mma_elem(ma, operand)))
+    return fly_err_mma_type(I, a->node[1], ma, operand, "this tensor holds", elem);
   FlyProbe p;
   const FlyLayout *L = fly_tensor_probe(I, &s->tensor, &p);
   if (!L || p.n)

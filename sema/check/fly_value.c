@@ -465,6 +465,7 @@ bool fly_val_equal(const FlyVal *a, const FlyVal *b) {
     return a->object.kind == b->object.kind && a->object.name == b->object.name &&
            a->object.atom == b->object.atom && a->object.bits == b->object.bits &&
            fly_type_equal(a->object.elem, b->object.elem) &&
+           fly_type_equal(a->object.elem_b, b->object.elem_b) &&
            fly_type_equal(a->object.acc, b->object.acc);
   default:
     return false; /* runtime values and tensors are never equal statically */
@@ -658,6 +659,10 @@ static void put_object(FlyStrBuf *sb, const FlyObject *o) {
     fly_sb_puts(sb, o->name);
     fly_sb_puts(sb, ", ");
     put_type(sb, o->elem);
+    if (!fly_type_equal(o->elem, o->elem_b)) { /* A's and B's types apart */
+      fly_sb_puts(sb, ", ");
+      put_type(sb, o->elem_b);
+    }
     fly_sb_puts(sb, ", ");
     put_type(sb, o->acc);
     fly_sb_putc(sb, ')');

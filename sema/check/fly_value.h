@@ -103,7 +103,7 @@ typedef enum FlyObjectKind {
   FLY_OBJ_ATOM_NAME,  /* nv.mma_sync_16x8x16 ... */
   FLY_OBJ_UNIVERSAL,  /* universal(BITS): bits */
   FLY_OBJ_COPY_ATOM,  /* bits, elem */
-  FLY_OBJ_MMA_ATOM,   /* atom name, elem (a, b), acc */
+  FLY_OBJ_MMA_ATOM,   /* atom name, elem (A), elem_b (B), acc */
   FLY_OBJ_TILED_COPY, /* atom, tv */
   FLY_OBJ_TILED_MMA,  /* atom, layout: how atoms tile the threads */
   FLY_OBJ_THR_COPY,   /* tiled copy sliced to one thread: thread */
@@ -118,11 +118,13 @@ typedef struct FlyTensorMap FlyTensorMap; /* fly_tensor_map.h */
 
 typedef struct FlyObject {
   FlyObjectKind kind;
-  const char *name;             /* INDEX3, NAMESPACE, ATOM_NAME: its name */
-  int which;                    /* INDEX3: the opcode of its members (fly_emit.h) */
-  const FlyAtom *atom;          /* ATOM_NAME, MMA_ATOM, COPY_ATOM */
-  int bits;                     /* UNIVERSAL, COPY_ATOM */
-  const FlyType *elem, *acc;    /* COPY_ATOM: elem; MMA_ATOM: operand and accumulator */
+  const char *name;    /* INDEX3, NAMESPACE, ATOM_NAME: its name */
+  int which;           /* INDEX3: the opcode of its members (fly_emit.h) */
+  const FlyAtom *atom; /* ATOM_NAME, MMA_ATOM, COPY_ATOM */
+  int bits;            /* UNIVERSAL, COPY_ATOM */
+  /* COPY_ATOM: elem; MMA_ATOM: A's operand type (elem), B's (elem_b: the
+     same unless the atom mixes types) and the accumulator's. */
+  const FlyType *elem, *elem_b, *acc;
   const FlyVal *base;           /* TILED_*: the atom; THR_*: the tiled value */
   const FlyLayout *layout;      /* TILED_MMA: atom layout */
   const FlyTvLayout *tv;        /* TILED_COPY */
@@ -131,6 +133,11 @@ typedef struct FlyObject {
   bool unrolled;                /* RANGE: range_const */
   const FlyTensorMap *tmap;     /* TENSOR_MAP */
 } FlyObject;
+
+/* The element type of operand 'A', 'B' or 'C' of an MMA atom. */
+static inline const FlyType *fly_mma_elem(const FlyObject *atom, char operand) {
+  return operand == 'A' ? atom->elem : operand == 'B' ? atom->elem_b : atom->acc;
+}
 
 struct FlyVal {
   FlyValKind kind;

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The GEMM benchmark: fly.kernels.gemm against cuBLAS (torch.matmul; for
-fp8 torch._scaled_mm, per tensor, or rowwise with --dtype fp8row) and a
-Triton GEMM after Triton's tutorial (tests/bench/peers/gemm.py), in one
-process on the GPU. --dtype blockscale times fly.kernels.blockscale_mm
-(fp8, 1 x 128 scales of A, 128 x 128 of W) against torch._scaled_mm's
-blockwise form where this PyTorch has it (probed once; "n/a" and why
-otherwise) and a Triton blockscale GEMM (peers/gemm.py).
+fp8 torch._scaled_mm, per tensor, or rowwise with --dtype fp8row; fp8e5m2
+is A e5m2 by W e4m3 per tensor, a backward pass's gradient by a weight,
+against torch._scaled_mm of the same pair) and a Triton GEMM after
+Triton's tutorial (tests/bench/peers/gemm.py), in one process on the GPU.
+--dtype blockscale times fly.kernels.blockscale_mm (fp8, 1 x 128 scales of
+A, 128 x 128 of W) against torch._scaled_mm's blockwise form where this
+PyTorch has it (probed once; "n/a" and why otherwise) and a Triton
+blockscale GEMM (peers/gemm.py).
 
-    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row,blockscale]
+    python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row,fp8e5m2,blockscale]
                                 [--impl fly,cublas,triton]
     python3 tests/bench/gemm.py --dtype bf16,f16 --impl fly_sm80,cublas   # the Ampere path
 
@@ -97,7 +99,7 @@ def impls(torch, dtype_name: str, fk, only: set):
                                                          out_dtype=c.dtype, out=c)
         if fk is not None and hasattr(fk, "scaled_mm"):
             out["fly"] = lambda a, w, c: fk.scaled_mm(a, w.t(), *scales(a, w), out=c)
-    elif dtype_name == "fp8":
+    elif dtype_name in ("fp8", "fp8e5m2"):
         one = torch.ones((), device="cuda")
         out["cublas"] = lambda a, w, c: torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one,
                                                          out_dtype=c.dtype, out=c)
@@ -152,15 +154,19 @@ def blockscale_impls(torch, fk, only: set):
 
 
 def run(torch, dtype_name, m, n, k, fns) -> dict:
-    dt = {"bf16": torch.bfloat16, "f16": torch.float16, "fp8": torch.float8_e4m3fn,
-          "fp8row": torch.float8_e4m3fn, "blockscale": torch.float8_e4m3fn}[dtype_name]
-    elem = 1 if dt == torch.float8_e4m3fn else 2
+    e4m3, e5m2 = torch.float8_e4m3fn, torch.float8_e5m2
+    # A's type and W's.
+    dt_a, dt_w = {"bf16": (torch.bfloat16,) * 2, "f16": (torch.float16,) * 2,
+                  "fp8": (e4m3, e4m3), "fp8row": (e4m3, e4m3), "fp8e5m2": (e5m2, e4m3),
+                  "blockscale": (e4m3, e4m3)}[dtype_name]
+    fp8 = dtype_name.startswith("fp8") or dtype_name == "blockscale"
+    elem = 1 if fp8 else 2
     per = (m * k + n * k) * elem
     copies = max(2, min(32, math.ceil(4 * L2_BYTES / per)))
-    mk = lambda r, c: (torch.randn(r, c, device="cuda") * 0.5).to(dt)  # noqa: E731
-    A = [mk(m, k) for _ in range(copies)]
-    W = [mk(n, k) for _ in range(copies)]
-    C = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if elem == 1 else dt)
+    mk = lambda r, c, dt: (torch.randn(r, c, device="cuda") * 0.5).to(dt)  # noqa: E731
+    A = [mk(m, k, dt_a) for _ in range(copies)]
+    W = [mk(n, k, dt_w) for _ in range(copies)]
+    C = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if fp8 else dt_a)
     res = {}
     for name, fn in fns.items():
         try:

@@ -9,7 +9,10 @@ and its code is what the kernel promises, read off the assembly:
   -v` reports no spill stores and no stack frame) and no scratch on AMD
   (.private_segment_fixed_size 0);
 * the instructions a kernel's registry entry lists in "ptx_has" (the GEMM's
-  wgmma, TMA, mbarrier and setmaxnreg), and no wgmma serialised by ptxas.
+  wgmma, TMA, mbarrier and setmaxnreg; "{T}" in one stands for const T's
+  type as PTX names it, so scaled_mm's "f32.{T}.{TB}" is its wgmma's
+  operand types, f32.e5m2.e4m3 for T=f8e5m2, TB=f8e4m3), and no wgmma
+  serialised by ptxas.
 
     check_compile.py FLYC [--all] [--kernel NAME]
 
@@ -38,9 +41,19 @@ from fly.kernels import _registry  # noqa: E402
 
 TARGETS = ["sm_80", "sm_90", "gfx942", "gfx950"]
 BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i8": 1, "f8e4m3": 1, "f8e5m2": 1}
+# A type as PTX's instruction suffixes name it ("{T}" in ptx_has).
+PTX_TYPES = {"f8e4m3": "e4m3", "f8e5m2": "e5m2"}
 WIDE_NV = re.compile(r"^\s*ld\.global(\.nc)?(\.L\d::\w+)*\.v4\.(b32|u32|f32|s32)|"
                      r"^\s*ld\.global(\.nc)?(\.L\d::\w+)*\.v2\.(b64|u64|f64)", re.M)
 WIDE_AMD = re.compile(r"^\s*(global_load_dwordx4|buffer_load_dwordx4|global_load_b128)", re.M)
+
+
+def with_consts(text: str, consts: dict) -> str:
+    """text with each {C} replaced by const C's value, a type as PTX names it."""
+    def value(m: re.Match) -> str:
+        v = _registry.const_text(consts[m.group(1)])
+        return PTX_TYPES.get(v, v)
+    return re.sub(r"\{(\w+)\}", value, text)
 
 
 def chosen(entry: dict, everything: bool) -> list[dict]:
@@ -88,6 +101,7 @@ def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict
         if re.search(r"\.local\b|__local_depot", asm):
             fails.append(f"{what}: the PTX uses local memory")
         for want in entry.get("ptx_has", []):
+            want = with_consts(want, consts)
             if want not in asm:
                 fails.append(f"{what}: no {want} in the PTX")
         if ptxas:

@@ -45,6 +45,12 @@ static void atoms_run_where_their_family_is(void **state) {
     assert_true(fly_atom_available(u, fly_target_at(i)));
   assert_true(fly_atom_takes(mfma, FLY_TYPE_BF16));
   assert_false(fly_atom_takes(mfma, FLY_TYPE_F32));
+  /* Only wgmma's fp8 atoms take A and B of different types. */
+  for (int i = 0; fly_atom_at(i); i++) {
+    const FlyAtom *a = fly_atom_at(i);
+    bool fp8 = a->kind == FLY_ATOM_MMA && fly_atom_takes(a, FLY_TYPE_F8E5M2);
+    assert_int_equal(a->mixes, fp8 && a->mma == FLY_MMA_NV_WGMMA);
+  }
 }
 
 /* Every MMA atom's TV layouts cover its tiles: threads x values is M x K,

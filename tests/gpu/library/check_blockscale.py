@@ -192,6 +192,8 @@ def refusals(c: Checks) -> None:
              lambda: bs(a, b, sa, sb, bias=torch.ones(n + 1, device="cuda")), "bias")
     c.raises("scaled_mm with block scales and split_k",
              lambda: fk.scaled_mm(a, b, sa, sb, split_k=2), "split_k")
+    c.raises("scaled_mm with block scales and an e5m2 a (the blockscale kernel's are e4m3)",
+             lambda: fk.scaled_mm(a.float().to(torch.float8_e5m2), b, sa, sb), "float8_e4m3fn")
 
 
 def main() -> int:

@@ -14,6 +14,14 @@ relative to the typical magnitude sqrt(K) of the result that is
 sqrt(K) 2^-24, far below the output's rounding: the check allows the
 output type's rounding (TOL of common.py) relative to sum_k |a_ik b_kj|,
 the magnitude of the terms, plus 1e-5 of it for the f32 sum.
+
+scaled_mm (fp8: e4m3 x e4m3, e5m2 x e4m3, e4m3 x e5m2): the reference is
+float64 of the dequantised values (the fp8 tensors themselves, times their
+scales). A product of two fp8 values is exact in f32 whatever the pair
+(3 + 3 or 2 + 3 mantissa bits); what differs from f32 is how the fp8 MMAs
+add them, with fewer bits (measured errors up to 2e-3 on sums near 8):
+1e-3 of the terms' magnitude on top of the output's rounding, for e5m2 as
+for e4m3, since e5m2 changes the inputs' values, not the additions.
 """
 from __future__ import annotations
 
@@ -77,13 +85,16 @@ def one(c: Checks, m: int, n: int, k: int, dtype, out_dtype, a_form: str, b_form
          + ("" if d.guards_intact() else ", a guard changed"))
 
 
+E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
+FP8_NAMES = {E4M3: "e4m3", E5M2: "e5m2"}
+
+
 def one_scaled(c: Checks, m: int, n: int, k: int, out_dtype, offset: int, pad: int,
-               rowwise: bool = False) -> None:
-    """scaled_mm: fp8 e4m3 operands, per-tensor scales (or rowwise: one a
-    row of a, one a column of b) read on the GPU."""
-    f8 = torch.float8_e4m3fn
-    a = rand((m, k), torch.float32, 2.0).to(f8)
-    b = rand((n, k), torch.float32, 2.0).to(f8).t()
+               rowwise: bool = False, ta=E4M3, tb=E4M3) -> None:
+    """scaled_mm: fp8 operands (a of ta, b of tb), per-tensor scales (or
+    rowwise: one a row of a, one a column of b) read on the GPU."""
+    a = rand((m, k), torch.float32, 2.0).to(ta)
+    b = rand((n, k), torch.float32, 2.0).to(tb).t()
     if rowwise:
         sa = torch.rand((m, 1), device="cuda") + 0.25
         sb = torch.rand((1, n), device="cuda") + 0.25
@@ -102,7 +113,8 @@ def one_scaled(c: Checks, m: int, n: int, k: int, out_dtype, offset: int, pad: i
     err = (d.tensor.to(torch.float64) - ref).abs()
     allowed = rtol * ref.abs() + (1e-3 + (atol if out_dtype != torch.float32 else 0.0)) * mag
     bad = (err > allowed) | torch.isnan(d.tensor.to(torch.float64))
-    c.ok(f"scaled_mm {m}x{n}x{k} e4m3->{str(out_dtype)[6:]} offset {offset} pad {pad}"
+    pair = FP8_NAMES[ta] + ("" if tb == ta else "x" + FP8_NAMES[tb])
+    c.ok(f"scaled_mm {m}x{n}x{k} {pair}->{str(out_dtype)[6:]} offset {offset} pad {pad}"
          + (" rowwise" if rowwise else ""),
          not bool(bad.any()) and d.guards_intact(),
          f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
@@ -201,6 +213,18 @@ def main() -> int:
     one_epilogue(c, 1000, 4098, 1000, torch.float16, torch.float16, True, "gelu", True)
     one_epilogue(c, 1000, 4104, 1000, bf, bf, True, "gelu", True, nn=True)
     one_epilogue(c, 1000, 4104, 1000, bf, bf, True, None, False, nn=True)
+    # Mixed fp8 (the bundles built ahead of time, bf16 out): e5m2 by e4m3
+    # per tensor on partial tiles of every tile size the wrapper picks, odd
+    # N (single stores) and even, and rowwise; e4m3 by e5m2 with even N.
+    for (m, n, k), offset, pad in (((1, 1, 1), 1, 8), ((17, 4097, 1000), 1, 8),
+                                   ((1000, 256, 4095), 1, 8), ((333, 4095, 8192), 1, 8),
+                                   ((4096, 4096, 4096), 0, 0), ((333, 4098, 777), 0, 0)):
+        one_scaled(c, m, n, k, torch.bfloat16, offset, pad, ta=E5M2, tb=E4M3)
+    for (m, n, k) in ((4096, 4096, 4096), (333, 4098, 777), (17, 258, 4095), (1, 2, 1)):
+        one_scaled(c, m, n, k, torch.bfloat16, 0, 0, rowwise=True, ta=E5M2, tb=E4M3)
+        one_scaled(c, m, n, k, torch.bfloat16, 0, 0, rowwise=True, ta=E4M3, tb=E5M2)
+    for (m, n, k) in ((1000, 4098, 1000), (333, 4098, 777), (17, 258, 4095), (1, 2, 1)):
+        one_scaled(c, m, n, k, torch.bfloat16, 0, 0, ta=E4M3, tb=E5M2)
     one_epilogue(c, 1000, 4098, 1000, None, bf, True, None, False, fp8=True)
     one_epilogue(c, 17, 4098, 1000, None, bf, True, None, False, fp8=True)
     # Refusals, each naming what is wrong.
@@ -223,6 +247,14 @@ def main() -> int:
     f8 = a.to(torch.float8_e4m3fn)
     unit = torch.ones(1, device="cuda")
     c.raises("scaled_mm of bfloat16", lambda: fk.scaled_mm(a, a.t(), unit, unit), "float8_e4m3fn")
+    # As torch._scaled_mm: no two e5m2 operands, and no fp8 beside bf16.
+    f5 = a.to(torch.float8_e5m2)
+    c.raises("scaled_mm of e5m2 by e5m2", lambda: fk.scaled_mm(f5, f5.t(), unit, unit),
+             "scaled_mm: b is float8_e4m3fn where a is float8_e5m2")
+    c.raises("scaled_mm of e4m3 by bfloat16", lambda: fk.scaled_mm(f8, a.t(), unit, unit),
+             "scaled_mm: b is float8_e4m3fn or float8_e5m2, not torch.bfloat16")
+    c.raises("scaled_mm of bfloat16 by e5m2", lambda: fk.scaled_mm(a, f5.t(), unit, unit),
+             "scaled_mm: a is float8_e4m3fn or float8_e5m2, not torch.bfloat16")
     c.raises("scaled_mm with a scale of two elements",
              lambda: fk.scaled_mm(f8, f8.t(), torch.ones(2, device="cuda"), unit), "scale_a")
     c.raises("scaled_mm with a column scale of the wrong length",

@@ -32,7 +32,7 @@ from ..errors import FlyError, Status
 from ._library import kernel
 from ._rows import accepts_dlpack, check_device, fly_type, sm_count
 
-_INPUTS = ("bf16", "f16")  # gemm; scaled_mm takes f8e4m3
+_INPUTS = ("bf16", "f16")  # gemm; scaled_mm takes fp8 (_fp8_types)
 _OUTPUTS = ("bf16", "f16", "f32")
 
 
@@ -248,11 +248,11 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
         # The kernel of these choices, found once (the call's cost on the
         # host matters to products of few rows).
         tile = _tile(m, n, sms)
-        key = (entry, a.dtype, od, tile, bk, pair, bias is None, act, c is None, rowwise,
-               a.device)
+        key = (entry, a.dtype, b.dtype, od, tile, bk, pair, bias is None, act, c is None,
+               rowwise, a.device)
         k_ = _KERNELS.get(key)
         if k_ is None:
-            consts = {"T": fly_type(a.dtype), "TD": fly_type(od), **_TILES[tile], "BK": bk,
+            consts = {**_input_types(entry, a, b), "TD": fly_type(od), **_TILES[tile], "BK": bk,
                       "PAIR": pair, "SPLIT": 1, "BIAS": bias is not None, "ACT": act,
                       "RES": c is not None, "ROWWISE": rowwise}
             k_ = _KERNELS[key] = kernel(entry, consts, a.device)
@@ -263,7 +263,7 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     # Split K: the parts' sums meet in f32 (out itself when it is f32).
     acc = out.zero_() if od == torch.float32 else torch.zeros((m, n), dtype=torch.float32,
                                                                device=a.device)
-    consts = {"T": fly_type(a.dtype), "TD": "f32", **tile, "PAIR": False, "SPLIT": split,
+    consts = {**_input_types(entry, a, b), "TD": "f32", **tile, "PAIR": False, "SPLIT": split,
               **epilogue}
     kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms, alpha, _stand_in(acc), acc, beta)
     if acc is not out:
@@ -286,6 +286,14 @@ def _epilogue_of_zeros(out: Any, bias: Optional[Any], activation: Optional[str],
     if c is not None:
         x += beta * c.float()
     return out.copy_(x)
+
+
+def _input_types(entry: str, a: Any, b: Any) -> dict[str, str]:
+    """The kernel's input-type consts: T (A's), and for scaled_mm TB (B's,
+    which may be the other fp8 type); gemm's entries take T alone."""
+    if entry == "scaled_mm":
+        return {"T": fly_type(a.dtype), "TB": fly_type(b.dtype)}
+    return {"T": fly_type(a.dtype)}
 
 
 def _torch_activation(x: Any, activation: Optional[str]) -> Any:
@@ -402,12 +410,30 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
                     c, beta)
 
 
+def _check_fp8_pair(a: Any, b: Any) -> None:
+    """scaled_mm's operand types, as torch._scaled_mm's on CUDA: each of a
+    and b float8_e4m3fn or float8_e5m2, not both float8_e5m2 (wgmma would
+    multiply them, but cuBLAS does not, so torch refuses them)."""
+    import torch
+
+    fp8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+    for x, what in ((a, "a"), (b, "b")):
+        if x.dtype not in fp8:
+            raise FlyError(f"scaled_mm: {what} is float8_e4m3fn or float8_e5m2, not {x.dtype}",
+                           Status.ARGUMENTS)
+    if a.dtype == b.dtype == torch.float8_e5m2:
+        raise FlyError("scaled_mm: b is float8_e4m3fn where a is float8_e5m2: two float8_e5m2 "
+                       "matrices are not multiplied (nor by torch._scaled_mm)", Status.ARGUMENTS)
+
+
 @accepts_dlpack
 def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any] = None,
               activation: Optional[str] = None, out: Optional[Any] = None,
               out_dtype: Optional[Any] = None, split_k: Optional[int] = None) -> Any:
-    """(a @ b) * scale_a * scale_b for a (M, K) and b (K, N) of
-    float8_e4m3fn, as torch._scaled_mm: scale_a and scale_b float32
+    """(a @ b) * scale_a * scale_b for a (M, K) and b (K, N) of float8, as
+    torch._scaled_mm: both float8_e4m3fn, or one float8_e5m2 and the other
+    float8_e4m3fn (either way round; two float8_e5m2 are refused, as torch
+    refuses them), per tensor or rowwise alike; scale_a and scale_b float32
     tensors of one element (per tensor) or rowwise, (M, 1) and (1, N): a
     scale for each row of a and each column of b (read on the GPU: no host
     wait); f32 accumulation, the result of out_dtype (bfloat16 by default,
@@ -420,9 +446,7 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
     import torch
 
     _check_shapes("scaled_mm", a, b)
-    if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
-        raise FlyError(f"scaled_mm: a and b are float8_e4m3fn, not {a.dtype} and {b.dtype}",
-                       Status.ARGUMENTS)
+    _check_fp8_pair(a, b)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
     if _blockwise(scale_a, scale_b, *a.shape, b.shape[1]):
         if split_k not in (None, 1):
@@ -499,7 +523,13 @@ def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
                         bias: Optional[Any], activation: Optional[str], out: Optional[Any],
                         od: Any) -> Any:
     """out = activation(blockwise-scaled a @ b + bias) through
-    kernels/gemm/gemm_blockscale.fly (the registry's blockscale_mm)."""
+    kernels/gemm/gemm_blockscale.fly (the registry's blockscale_mm), for
+    float8_e4m3fn a and b (its bundles' type)."""
+    import torch
+
+    if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
+        raise FlyError(f"{name}: a and b are float8_e4m3fn with block scales, not {a.dtype} and "
+                       f"{b.dtype}", Status.ARGUMENTS)
     device = check_device(a, b)
     if _arch(None, device) != "sm_90a":
         raise FlyError(f"{name}: block scales run on Hopper GPUs (compute capability 9.0) only",
@@ -556,9 +586,6 @@ def blockscale_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[
     import torch
 
     _check_shapes("blockscale_mm", a, b)
-    if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
-        raise FlyError(f"blockscale_mm: a and b are float8_e4m3fn, not {a.dtype} and {b.dtype}",
-                       Status.ARGUMENTS)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
     return _blockscale_product("blockscale_mm", a, b, scale_a, scale_b, bias, activation, out, od)
 
