@@ -60,26 +60,38 @@ def _n_major(b: Any, pad: int) -> bool:
             b.data_ptr() % 16 == 0)
 
 
-# The tiles _tile chooses from.
-_TILES = ({"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CLUSTER": 1},
-          {"BM": 128, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 2},
-          {"BM": 64, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 1},
-          {"BM": 64, "BN": 64, "BK": 64, "STAGES": 8, "CLUSTER": 1})
+# The tiles _tile chooses from. PINGPONG is gemm's and gemm_nn's (two
+# consumer warpgroups on alternate tiles); kernels without it (scaled_mm)
+# take the tile without.
+_TILES = ({"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CLUSTER": 1, "PINGPONG": False},
+          {"BM": 128, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 2, "PINGPONG": True},
+          {"BM": 64, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 1, "PINGPONG": False},
+          {"BM": 64, "BN": 64, "BK": 64, "STAGES": 8, "CLUSTER": 1, "PINGPONG": False})
+
+
+def _filled(tiles: int, sms: int) -> float:
+    """How full the multiprocessors are over a persistent walk of `tiles`
+    tiles, one at a time each: the tiles over the rounds' room."""
+    return tiles / (-(-tiles // sms) * sms)
 
 
 def _tile(m: int, n: int, sms: int) -> int:
     """The tile of the kernel for a product of M x N on sms
-    multiprocessors (its index in _TILES): 128 x 256 where its tiles fill
-    at least half of them (measured fastest on an H100 from 1024 rows up),
-    else 128 x 128 where those fill them all, in clusters of two blocks
-    that share B's tiles (TMA multicast: 5-7% faster than alone on an
-    H100), else 64 x 128 where those fill them all, else 64 x 64 (few
+    multiprocessors (its index in _TILES): 128 x 128 (in clusters of two
+    blocks sharing B's tiles by TMA multicast, ping-pong consumers) where
+    those fill at least half of them and fill their rounds better than
+    128 x 256 tiles by 5 % or more (at 512 rows of Llama's layers on an
+    H100: 0.75-0.93 of cuBLAS against 128 x 256's 0.58-0.66), else
+    128 x 256 where its tiles fill at least half of them (fastest on an
+    H100 from 768 rows up where the rounds fill alike: 0.73-0.88 of
+    cuBLAS), else 64 x 128 where those fill them all, else 64 x 64 (few
     rows: the most tiles; 1.2-1.3x 64 x 128's speed at 16 and 128 rows of
     4096 x 4096 on an H100)."""
-    if -(-m // 128) * -(-n // 256) >= sms // 2:
-        return 0
-    if m > 64 and -(-m // 128) * -(-n // 128) >= sms:
+    wide, square = -(-m // 128) * -(-n // 256), -(-m // 128) * -(-n // 128)
+    if m > 64 and square >= sms // 2 and _filled(square, sms) >= _filled(wide, sms) + 0.05:
         return 1
+    if wide >= sms // 2:
+        return 0
     if -(-m // 64) * -(-n // 128) >= sms:
         return 2
     return 3
@@ -255,6 +267,8 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
             consts = {**_input_types(entry, a, b), "TD": fly_type(od), **_TILES[tile], "BK": bk,
                       "PAIR": pair, "SPLIT": 1, "BIAS": bias is not None, "ACT": act,
                       "RES": c is not None, "ROWWISE": rowwise}
+            # A ping-pong consumer's registers do not hold both bias and c.
+            consts["PINGPONG"] = consts["PINGPONG"] and (bias is None or c is None)
             k_ = _KERNELS[key] = kernel(entry, consts, a.device)
         k_(A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta)
         return out
@@ -263,8 +277,8 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     # Split K: the parts' sums meet in f32 (out itself when it is f32).
     acc = out.zero_() if od == torch.float32 else torch.zeros((m, n), dtype=torch.float32,
                                                                device=a.device)
-    consts = {**_input_types(entry, a, b), "TD": "f32", **tile, "PAIR": False, "SPLIT": split,
-              **epilogue}
+    consts = {**_input_types(entry, a, b), "TD": "f32", **tile, "PINGPONG": False, "PAIR": False,
+              "SPLIT": split, **epilogue}
     kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms, alpha, _stand_in(acc), acc, beta)
     if acc is not out:
         out.copy_(acc)
