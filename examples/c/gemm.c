@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
   }
   char path[4096];
   snprintf(path, sizeof path,
-           "%s/bundles/gemm/T=bf16_TD=bf16_BM=128_BN=256_BK=64_STAGES=4_PAIR=true_SPLIT=1_BIAS=false_ACT=0_RES=false_CLUSTER=1.flyb",
+           "%s/bundles/gemm/T=bf16_TD=bf16_BM=128_BN=256_BK=64_STAGES=4_PAIR=true_SPLIT=1_BIAS=false_ACT=0_RES=false_CLUSTER=1_PINGPONG=false.flyb",
            argv[1]);
   FlyrtBundle bundle;
   FlyrtModule mod;

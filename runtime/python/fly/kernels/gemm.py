@@ -66,7 +66,7 @@ def _n_major(b: Any, pad: int) -> bool:
 _TILES = ({"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CLUSTER": 1, "PINGPONG": False},
           {"BM": 128, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 2, "PINGPONG": True},
           {"BM": 64, "BN": 128, "BK": 64, "STAGES": 6, "CLUSTER": 1, "PINGPONG": False},
-          {"BM": 64, "BN": 64, "BK": 64, "STAGES": 8, "CLUSTER": 1, "PINGPONG": False})
+          {"BM": 64, "BN": 64, "BK": 64, "STAGES": 12, "CLUSTER": 1, "PINGPONG": False})
 
 
 def _filled(tiles: int, sms: int) -> float:
@@ -77,22 +77,25 @@ def _filled(tiles: int, sms: int) -> float:
 
 def _tile(m: int, n: int, sms: int) -> int:
     """The tile of the kernel for a product of M x N on sms
-    multiprocessors (its index in _TILES): 128 x 128 (in clusters of two
-    blocks sharing B's tiles by TMA multicast, ping-pong consumers) where
-    those fill at least half of them and fill their rounds better than
-    128 x 256 tiles by 5 % or more (at 512 rows of Llama's layers on an
-    H100: 0.75-0.93 of cuBLAS against 128 x 256's 0.58-0.66), else
-    128 x 256 where its tiles fill at least half of them (fastest on an
-    H100 from 768 rows up where the rounds fill alike: 0.73-0.88 of
-    cuBLAS), else 64 x 128 where those fill them all, else 64 x 64 (few
-    rows: the most tiles; 1.2-1.3x 64 x 128's speed at 16 and 128 rows of
-    4096 x 4096 on an H100)."""
+    multiprocessors (its index in _TILES), from tuning runs on an H100
+    (inputs rotated past L2, against cuBLAS in the same process):
+    128 x 128 (in clusters of two blocks sharing B's tiles by TMA
+    multicast, ping-pong consumers) where those fill at least half of them
+    and fill their rounds better than 128 x 256 tiles by 5 % or more (at
+    512 rows of Llama's layers: 0.75-0.93 of cuBLAS against 128 x 256's
+    0.58-0.66); else 128 x 256 where its tiles fill at least half of them
+    (fastest from 768 rows up where the rounds fill alike: 0.73-0.88 of
+    cuBLAS); else, for few rows (up to 64), 64 x 128 (0.76-1.09 of cuBLAS
+    at 1 and 16 rows in CUDA graphs, 64 x 64's 0.66-0.91: streaming B, the
+    wider tile reads it no slower), and for more rows 64 x 128 where its
+    tiles fill the multiprocessors, else 64 x 64 with 12 stages (0.84-1.03
+    of cuBLAS at 128 rows, 8 stages 0.81-0.98)."""
     wide, square = -(-m // 128) * -(-n // 256), -(-m // 128) * -(-n // 128)
     if m > 64 and square >= sms // 2 and _filled(square, sms) >= _filled(wide, sms) + 0.05:
         return 1
     if wide >= sms // 2:
         return 0
-    if -(-m // 64) * -(-n // 128) >= sms:
+    if m <= 64 or -(-m // 64) * -(-n // 128) >= sms:
         return 2
     return 3
 
