@@ -39,19 +39,32 @@ def _configs():
     return c
 
 
+@triton.jit
+def _tile_of(pid, M, N, BM: tl.constexpr, BN: tl.constexpr, GROUP_M: tl.constexpr):
+    """Program pid's tile of C, in groups of GROUP_M tile rows (the
+    tutorial's order, for L2 reuse)."""
+    tiles_m = tl.cdiv(M, BM)
+    tiles_n = tl.cdiv(N, BN)
+    per_group = GROUP_M * tiles_n
+    first_m = pid // per_group * GROUP_M
+    size_m = min(tiles_m - first_m, GROUP_M)
+    return first_m + ((pid % per_group) % size_m), (pid % per_group) // size_m
+
+
+@triton.jit
+def _store_tile(c_ptr, acc, pid_m, pid_n, M, N, scm, scn, BM: tl.constexpr, BN: tl.constexpr):
+    """The tile's f32 sums to C in its type, masked at C's edges."""
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + cm[:, None] * scm + cn[None, :] * scn, acc.to(c_ptr.dtype.element_ty),
+             mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
 @triton.autotune(configs=_configs(), key=["M", "N", "K"])
 @triton.jit
 def _matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
             BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
-    tiles_m = tl.cdiv(M, BM)
-    tiles_n = tl.cdiv(N, BN)
-    per_group = GROUP_M * tiles_n
-    group = pid // per_group
-    first_m = group * GROUP_M
-    size_m = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + ((pid % per_group) % size_m)
-    pid_n = (pid % per_group) // size_m
+    pid_m, pid_n = _tile_of(tl.program_id(0), M, N, BM, BN, GROUP_M)
     rm = (pid_m * BM + tl.arange(0, BM)) % M
     rn = (pid_n * BN + tl.arange(0, BN)) % N
     rk = tl.arange(0, BK)
@@ -64,11 +77,7 @@ def _matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
         acc = tl.dot(x, y, acc)
         a += BK * sak
         b += BK * sbk
-    c = acc.to(c_ptr.dtype.element_ty)
-    cm = pid_m * BM + tl.arange(0, BM)
-    cn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + cm[:, None] * scm + cn[None, :] * scn, c,
-             mask=(cm[:, None] < M) & (cn[None, :] < N))
+    _store_tile(c_ptr, acc, pid_m, pid_n, M, N, scm, scn, BM, BN)
 
 
 def triton_matmul(a, b, out):
@@ -98,15 +107,7 @@ def _blockscale_matmul(a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, M, N, K, sam, sak, s
                        scn, ssam, ssak, ssbk, ssbn,
                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                        GROUP_M: tl.constexpr):
-    pid = tl.program_id(0)
-    tiles_m = tl.cdiv(M, BM)
-    tiles_n = tl.cdiv(N, BN)
-    per_group = GROUP_M * tiles_n
-    group = pid // per_group
-    first_m = group * GROUP_M
-    size_m = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + ((pid % per_group) % size_m)
-    pid_n = (pid % per_group) // size_m
+    pid_m, pid_n = _tile_of(tl.program_id(0), M, N, BM, BN, GROUP_M)
     rm = (pid_m * BM + tl.arange(0, BM)) % M
     rn = (pid_n * BN + tl.arange(0, BN)) % N
     rk = tl.arange(0, BK)
@@ -125,11 +126,7 @@ def _blockscale_matmul(a_ptr, b_ptr, c_ptr, sa_ptr, sb_ptr, M, N, K, sam, sak, s
         acc += tl.dot(x, y) * s[:, None]
         a += BK * sak
         b += BK * sbk
-    c = acc.to(c_ptr.dtype.element_ty)
-    cm = pid_m * BM + tl.arange(0, BM)
-    cn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + cm[:, None] * scm + cn[None, :] * scn, c,
-             mask=(cm[:, None] < M) & (cn[None, :] < N))
+    _store_tile(c_ptr, acc, pid_m, pid_n, M, N, scm, scn, BM, BN)
 
 
 def triton_blockscale_matmul(a, b, scale_a, scale_b, out):
