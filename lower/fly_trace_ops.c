@@ -117,6 +117,34 @@ static bool setmaxnreg(FlyTraceOp *o, bool inc) {
 
 /* ---- GPU ----------------------------------------------------------------------------------- */
 
+/* barrier(id, threads) and barrier_arrive(id, threads): named barrier id
+   for `threads` threads (i32s, static or not): barrier.sync.aligned id,
+   threads and barrier.arrive.aligned id, threads (bar.sync, bar.arrive). The
+   aligned forms are what Fly promises: whole warps reach them together.
+   Both are convergent calls in LLVM, which no pass moves across a branch. */
+static bool named_barrier(FlyTraceOp *o, bool arrive) {
+  FlyTrace *t = o->t;
+  MlirValue v[2];
+  for (int i = 0; i < 2; i++)
+    if (mlirValueIsNull(v[i] = fly_trace_value(t, o->args[i], fly_type_scalar(FLY_TYPE_I32))))
+      return false;
+  if (arrive) {
+    /* The intrinsic, not nvvm.barrier.arrive: that one is inline PTX, which
+       LLVM does not know to be convergent. */
+    MlirNamedAttribute a[3] = {
+        fly_mlir_named(t->m, "intrin",
+                       fly_mlir_str_attr(t->m, "llvm.nvvm.barrier.cta.arrive.aligned.count")),
+        parsed_attr(t, "op_bundle_sizes", "array<i32>"),
+        parsed_attr(t, "operandSegmentSizes", "array<i32: 2, 0>")};
+    fly_mlir_op(t->m, t->ip, t->loc, "llvm.call_intrinsic", 0, NULL, 2, v, 3, a, 0, NULL);
+    return !t->failed;
+  }
+  /* id, threads, and no reduction predicate */
+  MlirNamedAttribute segments = parsed_attr(t, "operandSegmentSizes", "array<i32: 1, 1, 0>");
+  fly_mlir_op(t->m, t->ip, t->loc, "nvvm.barrier", 0, NULL, 2, v, 1, &segments, 0, NULL);
+  return !t->failed;
+}
+
 /* thread_idx, block_idx, block_dim and grid_dim (their argument is the
    dimension, 0 to 2) and lane. */
 static bool gpu_index(FlyTraceOp *o, FlyOpcode op) {
@@ -444,6 +472,9 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
   case FLY_OPCODE_BARRIER:
     fly_mlir_op(t->m, t->ip, t->loc, "gpu.barrier", 0, NULL, 0, NULL, 0, NULL, 0, NULL);
     return true;
+  case FLY_OPCODE_BARRIER_NAMED:
+  case FLY_OPCODE_BARRIER_ARRIVE:
+    return named_barrier(o, op == FLY_OPCODE_BARRIER_ARRIVE);
   case FLY_OPCODE_TENSOR_MAP:
   case FLY_OPCODE_TMA_LOAD:
   case FLY_OPCODE_TMA_LOAD_MULTICAST:

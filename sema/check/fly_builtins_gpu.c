@@ -13,10 +13,92 @@ const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) {
   return fly_val_none();
 }
 
+/* Named barriers (the feature named_barrier). The block has sixteen
+   barriers; barrier() is number 0 and waits for every thread, and
+   barrier(id, threads) waits on barrier id (1 to 15) until `threads` threads
+   have arrived there, barrier_arrive(id, threads) counting towards it
+   without waiting. The hardware counts arrivals by warp, so `threads` is
+   whole warps: a multiple of the warp size, at most the block's threads.
+   Static ids and counts are checked here, the count against the launch's
+   block once it has run (fly_check_named_barriers); runtime ones go to the
+   hardware as they are. */
+#define FLY_NAMED_BARRIERS 16
+#define FLY_MAX_BLOCK_THREADS 1024
+
+static bool has_named_barrier(FlyInterp *I, const FlyArgs *a, const char *what) {
+  if (!fly_gpu_only(I, a, what))
+    return false;
+  if (fly_target_has(I->target, FLY_FEATURE_NAMED_BARRIER))
+    return true;
+  fly_err(I, a->call,
+          "%s needs named barriers, which %s does not have (its only barrier is the whole "
+          "block's, barrier()); they run on %s",
+          what, I->target->arch, fly_targets_with_feature(FLY_FEATURE_NAMED_BARRIER));
+  return false;
+}
+
+/* Argument i, an integer made an i32; role names it in messages. */
+static const FlyVal *barrier_operand(FlyInterp *I, const FlyArgs *a, int i, const char *what,
+                                     const char *role) {
+  const FlyVal *x = a->v[i];
+  if (!fly_val_is_integer(x))
+    return fly_err(I, a->node[i], "the %s of %s is an integer, not %s", role, what,
+                   fly_val_describe(&I->A, x));
+  return fly_convert(I, x, fly_type_scalar(FLY_TYPE_I32), a->node[i], true);
+}
+
+static const FlyVal *named_barrier(FlyInterp *I, const FlyArgs *a, const char *what, FlyOpcode op) {
+  if (!has_named_barrier(I, a, what))
+    return NULL;
+  const FlyVal *id = a->v[0], *threads = a->v[1];
+  if (id->kind == FLY_V_INT && (id->i < 1 || id->i >= FLY_NAMED_BARRIERS))
+    return fly_err(I, a->node[0], "the id of %s is a named barrier, 1 to %d, not %" PRId64 "%s",
+                   what, FLY_NAMED_BARRIERS - 1, id->i,
+                   id->i == 0 ? " (barrier 0 is the whole block's: barrier())" : "");
+  int warp = I->target->warp_size;
+  if (threads->kind == FLY_V_INT) {
+    int64_t n = threads->i;
+    if (n < warp || n % warp != 0 || n > FLY_MAX_BLOCK_THREADS)
+      return fly_err(I, a->node[1],
+                     "the thread count of %s is whole warps: a multiple of %d from %d to %d, "
+                     "not %" PRId64,
+                     what, warp, warp, FLY_MAX_BLOCK_THREADS, n);
+    if (n > I->named_barrier_threads) {
+      I->named_barrier_threads = n;
+      I->named_barrier_at = a->node[1];
+    }
+  }
+  const FlyVal *args[2];
+  if (!(args[0] = barrier_operand(I, a, 0, what, "id")) ||
+      !(args[1] = barrier_operand(I, a, 1, what, "thread count")))
+    return NULL;
+  return fly_emit_effect(I, op, 2, args, a->call) ? fly_val_none() : NULL;
+}
+
 const FlyVal *fly_builtin_barrier(FlyInterp *I, const FlyArgs *a) {
+  if (a->n == 2)
+    return named_barrier(I, a, "barrier(id, threads)", FLY_OPCODE_BARRIER_NAMED);
+  if (a->n == 1) /* none or both, as for any builtin's arity */
+    return fly_err(I, a->call,
+                   "wrong number of arguments (1) for barrier; usage: barrier([id, threads])");
   if (!fly_gpu_only(I, a, "barrier()"))
     return NULL;
   return fly_emit_effect(I, FLY_OPCODE_BARRIER, 0, NULL, a->call) ? fly_val_none() : NULL;
+}
+
+const FlyVal *fly_builtin_barrier_arrive(FlyInterp *I, const FlyArgs *a) {
+  return named_barrier(I, a, "barrier_arrive(id, threads)", FLY_OPCODE_BARRIER_ARRIVE);
+}
+
+void fly_check_named_barriers(FlyInterp *I) {
+  if (!I->named_barrier_at || !I->has_static_block)
+    return;
+  int64_t block = (int64_t)I->static_block[0] * I->static_block[1] * I->static_block[2];
+  if (I->named_barrier_threads > block)
+    fly_err(I, I->named_barrier_at,
+            "this barrier waits for %" PRId64 " threads, but the block of '%s' has %" PRId64
+            "; it would never complete",
+            I->named_barrier_threads, I->kernel->str, block);
 }
 
 /* cp.async's groups: on targets with the feature cp_async only. */

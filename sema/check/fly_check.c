@@ -470,6 +470,8 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->smem_bytes = 0;
   I->smem_at_launch = NULL;
   I->has_static_block = false;
+  I->named_barrier_threads = 0;
+  I->named_barrier_at = NULL;
   memset(I->cluster, 0, sizeof I->cluster);
   const FlyCheckOptions *o = &I->options;
   bool chosen = !o->only_kernel || strcmp(o->only_kernel, k->str) == 0;
@@ -526,6 +528,8 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
     if (launch && !I->aborted && params)
       fly_kernel_record_launch(I, run.info, count_params(k), params, launch, run_launch, &run);
     fly_kernel_info_clear(&scratch);
+    if (!I->aborted)
+      fly_check_named_barriers(I);
     if (trace && o->emit && o->emit->kernel_block_size && I->has_static_block && !I->aborted &&
         !o->emit->kernel_block_size(o->emit->ctx, k, I->static_block))
       I->aborted = true;

@@ -118,6 +118,10 @@ typedef struct FlyInterp {
   bool in_launch;                /* evaluating a launch block */
   int32_t static_block[3];       /* the launch block's block, when known at compile time */
   bool has_static_block;
+  /* The most threads a static barrier(id, threads) of the kernel waits for,
+     and where: checked against its block once the launch block has run. */
+  int64_t named_barrier_threads;
+  const FlyNode *named_barrier_at;
   int32_t cluster[3];      /* the launch block's cluster shape; 0s without one */
   int in_const;            /* > 0 inside a const block: every let must be static */
   int compile_time;        /* > 0 while a value must be static (const, static_assert ...):
@@ -355,6 +359,9 @@ const FlyVal *fly_float_const(FlyInterp *I, const FlyVal *v, const FlyType *t, c
 const FlyVal *fly_builtin_lookup(FlyInterp *I, const char *name, uint32_t len);
 bool fly_is_builtin_name(const char *name, uint32_t len);
 const FlyVal *fly_call_builtin(FlyInterp *I, const FlyVal *b, const FlyArgs *args);
+/* After the launch block has run: an error where a static barrier(id, threads)
+   of the kernel waits for more threads than its block has (fly_builtins_gpu.c). */
+void fly_check_named_barriers(FlyInterp *I);
 /* A member of a value: fields of target and the GPU indices, atom names of
    nv and amd, and methods (x.f is the builtin f with x as its first argument). */
 const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *member);

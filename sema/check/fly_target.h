@@ -47,6 +47,8 @@ typedef enum FlyMmaFamily {
   X(PERMLANE_SWAP, "permlane_swap",                                                                \
     "exchanging lanes 16 or 32 apart in one instruction (v_permlane16/32_swap)")                   \
   X(REDUX, "redux", "warp-wide integer reductions in one instruction (redux.sync)")                \
+  X(NAMED_BARRIER, "named_barrier",                                                                \
+    "barriers 1 to 15 for some of the block's warps: barrier(id, threads), barrier_arrive")        \
   X(ATOMIC_PK_F16, "atomic_pk_f16",                                                                \
     "atomic_add of a vec<2, f16> pair, one instruction in global memory")                          \
   X(ATOMIC_PK_BF16, "atomic_pk_bf16",                                                              \
