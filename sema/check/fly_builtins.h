@@ -53,6 +53,11 @@ const FlyVal *fly_arg_tensor(FlyInterp *I, const FlyArgs *a, int i, const char *
 /* None, or an error naming `name` when the call is in a launch block,
    which runs on the host (the GPU builtins). */
 const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name);
+/* True when the call is in a kernel and the target has feature f; otherwise
+   false after an error: "<what> <needs>, which <arch> does not have;
+   <runs> on <the targets with f>" (needs "needs TMA", runs "it runs"). */
+bool fly_gpu_feature(FlyInterp *I, const FlyArgs *a, const char *what, FlyFeature f,
+                     const char *needs, const char *runs);
 /* True when the target has thread-block clusters (the feature cluster);
    otherwise false after an error at `at` naming `what` (fly_builtins_cluster.c). */
 bool fly_has_cluster(FlyInterp *I, const FlyNode *at, const char *what);

@@ -13,6 +13,17 @@ const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) {
   return fly_val_none();
 }
 
+bool fly_gpu_feature(FlyInterp *I, const FlyArgs *a, const char *what, FlyFeature f,
+                     const char *needs, const char *runs) {
+  if (!fly_gpu_only(I, a, what))
+    return false;
+  if (fly_target_has(I->target, f))
+    return true;
+  fly_err(I, a->call, "%s %s, which %s does not have; %s on %s", what, needs, I->target->arch, runs,
+          fly_targets_with_feature(f));
+  return false;
+}
+
 /* Named barriers (the feature named_barrier). The block has sixteen
    barriers; barrier() is number 0 and waits for every thread, and
    barrier(id, threads) waits on barrier id (1 to 15) until `threads` threads
@@ -26,15 +37,10 @@ const FlyVal *fly_gpu_only(FlyInterp *I, const FlyArgs *a, const char *name) {
 #define FLY_MAX_BLOCK_THREADS 1024
 
 static bool has_named_barrier(FlyInterp *I, const FlyArgs *a, const char *what) {
-  if (!fly_gpu_only(I, a, what))
-    return false;
-  if (fly_target_has(I->target, FLY_FEATURE_NAMED_BARRIER))
-    return true;
-  fly_err(I, a->call,
-          "%s needs named barriers, which %s does not have (its only barrier is the whole "
-          "block's, barrier()); they run on %s",
-          what, I->target->arch, fly_targets_with_feature(FLY_FEATURE_NAMED_BARRIER));
-  return false;
+  return fly_gpu_feature(I, a, what, FLY_FEATURE_NAMED_BARRIER,
+                         "needs named barriers (barriers of some of the block's threads; the "
+                         "whole block's is barrier())",
+                         "they run");
 }
 
 /* Argument i, an integer made an i32; role names it in messages. */
@@ -103,13 +109,7 @@ void fly_check_named_barriers(FlyInterp *I) {
 
 /* cp.async's groups: on targets with the feature cp_async only. */
 static bool has_cp_async(FlyInterp *I, const FlyArgs *a, const char *what) {
-  if (!fly_gpu_only(I, a, what))
-    return false;
-  if (fly_target_has(I->target, FLY_FEATURE_CP_ASYNC))
-    return true;
-  fly_err(I, a->call, "%s is for cp.async copies, which %s does not have; they run on %s", what,
-          I->target->arch, fly_targets_with_feature(FLY_FEATURE_CP_ASYNC));
-  return false;
+  return fly_gpu_feature(I, a, what, FLY_FEATURE_CP_ASYNC, "is for cp.async copies", "they run");
 }
 
 const FlyVal *fly_builtin_cp_async_commit(FlyInterp *I, const FlyArgs *a) {
@@ -131,15 +131,8 @@ const FlyVal *fly_builtin_cp_async_wait(FlyInterp *I, const FlyArgs *a) {
 
 /* mbarriers and the async proxy: the feature tma (sm_90). */
 static bool has_tma(FlyInterp *I, const FlyArgs *a, const char *what) {
-  if (!fly_gpu_only(I, a, what))
-    return false;
-  if (fly_target_has(I->target, FLY_FEATURE_TMA))
-    return true;
-  fly_err(I, a->call,
-          "%s needs mbarriers and the async proxy, which %s does not have; they run "
-          "on %s",
-          what, I->target->arch, fly_targets_with_feature(FLY_FEATURE_TMA));
-  return false;
+  return fly_gpu_feature(I, a, what, FLY_FEATURE_TMA, "needs mbarriers and the async proxy",
+                         "they run");
 }
 
 /* An mbarrier operation: bar, a single i64 of shared memory, and (for all

@@ -20,13 +20,7 @@
 enum { MAX_BOX = 256 };
 
 static bool has_tma(FlyInterp *I, const FlyArgs *a, const char *what) {
-  if (!fly_gpu_only(I, a, what))
-    return false;
-  if (fly_target_has(I->target, FLY_FEATURE_TMA))
-    return true;
-  fly_err(I, a->call, "%s needs TMA, which %s does not have; it runs on %s", what, I->target->arch,
-          fly_targets_with_feature(FLY_FEATURE_TMA));
-  return false;
+  return fly_gpu_feature(I, a, what, FLY_FEATURE_TMA, "needs TMA", "it runs");
 }
 
 /* The index of the kernel parameter that v is, or -1. */

@@ -42,11 +42,8 @@ const FlyVal *fly_builtin_wgmma_wait(FlyInterp *I, const FlyArgs *a) {
 
 /* setmaxnreg.inc/dec: a static count, a multiple of 8 from 24 to 256. */
 static const FlyVal *setmaxnreg(FlyInterp *I, const FlyArgs *a, const char *what, FlyOpcode op) {
-  if (!fly_gpu_only(I, a, what))
+  if (!fly_gpu_feature(I, a, what, FLY_FEATURE_SETMAXNREG, "needs setmaxnreg", "it runs"))
     return NULL;
-  if (!fly_target_has(I->target, FLY_FEATURE_SETMAXNREG))
-    return fly_err(I, a->call, "%s needs setmaxnreg, which %s does not have; it runs on %s", what,
-                   I->target->arch, fly_targets_with_feature(FLY_FEATURE_SETMAXNREG));
   int64_t n;
   if (!fly_arg_int(I, a, 0, "a register count", &n))
     return NULL;
