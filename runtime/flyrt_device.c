@@ -274,7 +274,8 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
       return s;
   }
   /* Its tensor maps, encoded for this launch (a CPU call each, no
-     allocation), in place of their argument slots. */
+     allocation) or kept from a launch with the same arguments, in place of
+     their argument slots. */
   _Alignas(64) unsigned char maps[FLYRT_MAX_TMAPS][128];
   for (uint32_t i = 0; i < k->rec.ntmaps; i++) {
     FlyrtTmapEncode e;
@@ -286,8 +287,11 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
     if (!d->driver->encode_tmap)
       return flyrt_fail(FLYRT_ERROR_NO_IMAGE, "%s: its tensor maps (TMA) need the %s", k->name,
                         "CUDA driver");
+    if (flyrt_tmap_cache_get(&e, maps[i]))
+      continue;
     if ((s = d->driver->encode_tmap(d, &e, maps[i])))
       return s;
+    flyrt_tmap_cache_put(&e, maps[i]);
   }
   /* The kernel's own shared tiles (NVIDIA keeps them in the dynamic shared
      memory) come before the bytes the launch asks for. */

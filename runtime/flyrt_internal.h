@@ -173,6 +173,11 @@ enum { FLYRT_MAX_ARGS = 256, FLYRT_MAX_TMAPS = 16 };
    the driver; a refusal names the argument and the rule (flyrt_tmap.c). */
 FlyrtStatus flyrt_tmap_prepare(const Kernel *k, const FlyBundleTensorMap *m, const FlyrtTensor *t,
                                FlyrtTmapEncode *e);
+/* Encoded maps kept for the next launch (flyrt_tmap_cache.c): get copies
+   the 128-byte map encoded before from arguments e, if it is kept; put
+   keeps map as the encoding of e. */
+bool flyrt_tmap_cache_get(const FlyrtTmapEncode *e, void *map);
+void flyrt_tmap_cache_put(const FlyrtTmapEncode *e, const void *map);
 /* The tensor argument of parameter `param` among a launch's args (NULL
    when it is none). */
 const FlyrtTensor *flyrt_param_tensor(const Kernel *k, const FlyrtArg *args, int nargs,

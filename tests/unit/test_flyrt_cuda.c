@@ -2,7 +2,8 @@
  * (fake_cuda/fake_cuda.c, loaded as libcuda.so.1): a kernel compiled for
  * clusters launches through cuLaunchKernelEx with its cluster shape as an
  * attribute, one without through cuLaunchKernel as before, and a grid that
- * is not made of whole clusters is refused before the driver sees it. */
+ * is not made of whole clusters is refused before the driver sees it. A
+ * tensor map is encoded once for the same arguments, launch after launch. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@ typedef struct FakeLaunch {
   int ex;
   unsigned grid[3], block[3], shared, cluster[3];
   int nattrs;
+  int encodes;
 } FakeLaunch;
 const FakeLaunch *fake_cuda_last_launch(void);
 
@@ -109,6 +111,31 @@ static void cluster_launch(void **state) {
   flyrtModuleDestroy(m);
 }
 
+/* The maps of a launch are kept for the next with the same arguments; a
+   tensor at another address, or of another shape, is encoded anew. */
+static void tensor_maps_kept(void **state) {
+  (void)state;
+  FlyrtModule m = module_of("tests/cli/compile/golden/cluster.fly", "sm_90a");
+  FlyrtKernel k = kernel_of(m, "multicast");
+  const FakeLaunch *l = fake_cuda_last_launch();
+  FlyrtArg args[2] = {flyrtTensor2D(fake(0x120000), FLYRT_F32, 29, 52, 52),
+                      flyrtTensor2D(fake(0x130000), FLYRT_F32, 64, 64, 64)};
+  int before = l->encodes;
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, NULL), FLYRT_SUCCESS);
+  int per_launch = l->encodes - before;
+  assert_true(per_launch >= 1);
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, NULL), FLYRT_SUCCESS);
+  assert_int_equal(l->encodes - before, per_launch);
+  args[0] = flyrtTensor2D(fake(0x140000), FLYRT_F32, 29, 52, 52);
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, NULL), FLYRT_SUCCESS);
+  assert_true(l->encodes - before > per_launch);
+  int after_address = l->encodes;
+  args[0] = flyrtTensor2D(fake(0x140000), FLYRT_F32, 30, 52, 52);
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, NULL), FLYRT_SUCCESS);
+  assert_true(l->encodes > after_address);
+  flyrtModuleDestroy(m);
+}
+
 static void plain_launch(void **state) {
   (void)state;
   FlyrtModule m = module_of("tests/cli/compile/golden/mbarrier.fly", "sm_90");
@@ -142,6 +169,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cluster_launch),
       cmocka_unit_test(plain_launch),
+      cmocka_unit_test(tensor_maps_kept),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   flyrtDeviceDestroy(device);

@@ -16,11 +16,12 @@ from .compiler import compile, compile_bundle
 from .device import Device, device_count
 from .errors import (CompileError, CompileWarning, FlyError, KernelNotFoundError,
                      LibraryNotFoundError, Status)
-from .module import NO_DEVICE, Kernel, KernelInfo, LaunchConfig, Module, Param, load
+from .module import NO_DEVICE, BoundLaunch, Kernel, KernelInfo, LaunchConfig, Module, Param, load
 
 __all__ = ["load", "compile", "compile_bundle", "device_count", "Device", "Module", "Kernel",
-           "KernelInfo", "Param", "LaunchConfig", "NO_DEVICE", "FlyError", "KernelNotFoundError",
-           "CompileError", "CompileWarning", "LibraryNotFoundError", "Status", "runtime_version"]
+           "KernelInfo", "BoundLaunch", "Param", "LaunchConfig", "NO_DEVICE", "FlyError",
+           "KernelNotFoundError", "CompileError", "CompileWarning", "LibraryNotFoundError",
+           "Status", "runtime_version"]
 
 
 def runtime_version() -> str:

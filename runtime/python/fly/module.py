@@ -20,9 +20,9 @@ from typing import Any, NamedTuple, Optional, Union
 
 from . import _arrays, _streams
 from ._arrays import release_all
-from ._native import (DYNAMIC, PARAM_CONST, PARAM_SCALAR, PARAM_TENSOR, FlyrtArg, FlyrtBundle,
-                      FlyrtDevice, FlyrtKernel, FlyrtKernelEntry, FlyrtLaunchConfig,
-                      FlyrtModule, FlyrtParamInfo, flyrt, text)
+from ._native import (ARG_SIZE, DYNAMIC, PARAM_CONST, PARAM_SCALAR, PARAM_TENSOR, FlyrtArg,
+                      FlyrtBundle, FlyrtDevice, FlyrtKernel, FlyrtKernelEntry,
+                      FlyrtLaunchConfig, FlyrtModule, FlyrtParamInfo, flyrt, text)
 from ._streams import current_stream, to_stream
 from .device import Device, device_count, resolve_device
 from .errors import FlyError, KernelNotFoundError, Status
@@ -218,6 +218,13 @@ class Kernel:
         if status:
             raise flyrt().error(status)
 
+    def bind(self, *args: Any, rebind: tuple[int, ...] = ()) -> "BoundLaunch":
+        """The arguments packed once, to launch again and again with new data
+        pointers for the tensor arguments at the positions rebind: see
+        BoundLaunch. The arguments are checked as a launch checks them; the
+        tensors must be torch tensors (read in place, not through DLPack)."""
+        return BoundLaunch(self, args, rebind)
+
     def launch_config(self, *args: Any) -> LaunchConfig:
         """The grid, block and dynamic shared memory the launch rule gives for
         these arguments, after checking them as a launch would."""
@@ -254,6 +261,61 @@ class Kernel:
         names = f" ({', '.join(self._arg_names)})" if self._arg_names else ""
         return FlyError(f"{self.name}: takes {self._nargs} arguments{names}, "
                         f"{len(args)} given", Status.ARGUMENTS)
+
+
+# A FlyrtArg's tensor data pointer: after the kind (4 bytes) and padding.
+_DATA = struct.Struct("=Q").pack_into
+_DATA_AT = 8
+
+
+class BoundLaunch:
+    """A kernel's arguments packed once (Kernel.bind(*args, rebind=...)),
+    launched by bound(*pointers, stream=None) with new data pointers for the
+    tensor arguments at the positions rebind, in that order, and every other
+    argument as packed. It is for a caller that launches one kernel over and
+    over on tensors of the same shapes, strides and types, which it has
+    checked (a library's hot path: the packing of every argument is what a
+    small launch spends most of its host time on). libflyrt still checks
+    each pointer (GPU memory of the kernel's GPU) and runs the launch rule
+    at each launch; the stream is PyTorch's current one by default."""
+
+    def __init__(self, kernel: Kernel, args: tuple, rebind: tuple[int, ...]) -> None:
+        if len(args) != kernel._nargs:
+            raise kernel._count_error(args)
+        for i in rebind:
+            if not 0 <= i < kernel._nargs or kernel._arg_kinds[i] != PARAM_TENSOR:
+                raise FlyError(f"{kernel.name}: bind: rebind names argument {i}, which is not "
+                               f"a tensor parameter", Status.INVALID_VALUE)
+        self._kernel = kernel
+        self._buffers = _Buffers(kernel._nargs)
+        pending = kernel._pack(self._buffers.argv, args, current_stream(kernel._ordinal))
+        if pending is not None:
+            release_all(pending)
+            raise FlyError(f"{kernel.name}: bind takes torch tensors (their memory read in "
+                           f"place at each launch), not arrays read through DLPack",
+                           Status.ARGUMENTS)
+        self._at = tuple(i * ARG_SIZE + _DATA_AT for i in rebind)
+        # One launch at a time patches the buffer.
+        self._lock = threading.Lock()
+
+    def __call__(self, *pointers: int, stream: Any = None) -> None:
+        k = self._kernel
+        if len(pointers) != len(self._at):
+            raise FlyError(f"{k.name}: the bound launch takes {len(self._at)} pointers, "
+                           f"{len(pointers)} given", Status.ARGUMENTS)
+        if stream is None:
+            current, ordinal = _streams._torch_current, k._ordinal
+            s = current(ordinal) if current is not None and ordinal >= 0 else current_stream(
+                ordinal)
+        else:
+            s = to_stream(stream)
+        b = self._buffers
+        with self._lock:
+            for at, p in zip(self._at, pointers):
+                _DATA(b.argv, at, p)
+            status = k._launch(k._k, b.argv_p, k._nargs, s, None)
+        if status:
+            raise flyrt().error(status)
 
 
 class Module:

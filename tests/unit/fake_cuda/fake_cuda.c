@@ -1,7 +1,8 @@
 /* fake_cuda.c — a stand-in for the CUDA driver (libcuda.so.1) for
  * unit.flyrt_cuda: one device of compute capability 9.0 whose calls all
  * succeed and do nothing, except that each launch is recorded for the test
- * to read back through fake_cuda_last_launch. Only what libflyrt's CUDA
+ * to read back through fake_cuda_last_launch, and tensor maps encoded are
+ * counted. Only what libflyrt's CUDA
  * back end calls is here, with the prototypes it declares. */
 #include <stdint.h>
 #include <string.h>
@@ -16,6 +17,7 @@ typedef struct FakeLaunch {
   int ex;    /* 1: cuLaunchKernelEx, 0: cuLaunchKernel */
   unsigned grid[3], block[3], shared, cluster[3];
   int nattrs;
+  int encodes; /* cuTensorMapEncodeTiled calls so far */
 } FakeLaunch;
 
 static FakeLaunch last;
@@ -127,6 +129,7 @@ CUresult cuTensorMapEncodeTiled(void *map, int type, uint32_t rank, void *addres
   (void)type, (void)rank, (void)address, (void)dims, (void)strides, (void)box, (void)es, (void)il,
       (void)sw, (void)l2, (void)oob;
   memset(map, 0, 128);
+  last.encodes++;
   return 0;
 }
 
