@@ -10,12 +10,14 @@
  * element is within bf16's rounding of the sum of |a b|, 1 otherwise, 77
  * without a GPU (or with one that is not a Hopper: the kernel is sm_90a).
  *
- * The specialisation (docs/kernels.md): a 128 x 256 tile, 4 stages, pairs
- * of outputs stored at once (N even), no split K; the scales SA and SB are
- * 1. The kernel is persistent: its grid is at most `blocks` blocks, the
- * device's multiprocessors. TMA reads A and B, so their rows must start at
- * 16-byte boundaries: K a multiple of 8 here, as flyrtMalloc's memory is
- * aligned. */
+ * The specialisation (docs/kernels.md): a 128 x 256 tile, 4 stages, no
+ * split K; the scales SA and SB are 1. Where D's rows start at 16-byte
+ * boundaries (N a multiple of 8) TMA stores its tiles (TMA_STORE, pairs of
+ * C's values read at once: PAIR), else the tiles go out from the registers
+ * one output a store. The kernel is persistent: its grid is at most
+ * `blocks` blocks, the device's multiprocessors. TMA reads A and B, so
+ * their rows must start at 16-byte boundaries: K a multiple of 8 here, as
+ * flyrtMalloc's memory is aligned. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +45,8 @@ int main(int argc, char **argv) {
   }
   int M = argc == 5 ? atoi(argv[2]) : 500, N = argc == 5 ? atoi(argv[3]) : 1030,
       K = argc == 5 ? atoi(argv[4]) : 1000;
-  if (M <= 0 || N <= 0 || N % 2 || K <= 0 || K % 8) {
-    fprintf(stderr, "gemm: M and K positive, N even, K a multiple of 8\n");
+  if (M <= 0 || N <= 0 || K <= 0 || K % 8) {
+    fprintf(stderr, "gemm: M, N and K positive, K a multiple of 8\n");
     return 2;
   }
   int count = 0;
@@ -60,9 +62,10 @@ int main(int argc, char **argv) {
     return 77;
   }
   char path[4096];
+  const char *tma = N % 8 == 0 ? "true" : "false";
   snprintf(path, sizeof path,
-           "%s/bundles/gemm/T=bf16_TD=bf16_BM=128_BN=256_BK=64_STAGES=4_PAIR=true_SPLIT=1_BIAS=false_ACT=0_RES=false_CLUSTER=1_PINGPONG=false.flyb",
-           argv[1]);
+           "%s/bundles/gemm/T=bf16_TD=bf16_BM=128_BN=256_BK=64_STAGES=4_PAIR=%s_SPLIT=1_BIAS=false_ACT=0_RES=false_CLUSTER=1_PINGPONG=false_TMA_STORE=%s.flyb",
+           argv[1], tma, tma);
   FlyrtBundle bundle;
   FlyrtModule mod;
   FlyrtKernel k;

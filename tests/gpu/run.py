@@ -128,7 +128,8 @@ def main():
                                     f"{example} {env['FLY_KERNELS_DIR']} 7 4097 && "
                                     f"{example} {env['FLY_KERNELS_DIR']} 3 65539 && "
                                     f"{gemm} {env['FLY_KERNELS_DIR']} && "
-                                    f"{gemm} {env['FLY_KERNELS_DIR']} 37 258 136"]))
+                                    f"{gemm} {env['FLY_KERNELS_DIR']} 37 258 136 && "
+                                    f"{gemm} {env['FLY_KERNELS_DIR']} 300 1032 1000"]))
     library = os.path.join(HERE, "library")
     for check in sorted(f for f in os.listdir(library) if f.startswith("check_")):
         parts.append((f"library_{check[6:-3]}", [sys.executable, os.path.join(library, check)]))

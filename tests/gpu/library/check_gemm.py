@@ -129,7 +129,7 @@ def act64(x, activation):
 
 def one_epilogue(c: Checks, m: int, n: int, k: int, dtype, out_dtype, bias: bool, activation,
                  res: bool, alpha: float = 1.0, beta: float = 1.0, fp8: bool = False,
-                 nn: bool = False) -> None:
+                 nn: bool = False, offset: int = 2, pad: int = 6) -> None:
     """The fused epilogue, activation(alpha (a @ b) + bias) + beta c, against
     float64: the result's rounding, plus the sums' error carried through the
     activation (whose slope is at most ~1.13) and alpha."""
@@ -141,7 +141,7 @@ def one_epilogue(c: Checks, m: int, n: int, k: int, dtype, out_dtype, bias: bool
         b = rand((k, n), dtype) if nn else rand((n, k), dtype).t()
     bv = rand((n,), out_dtype, 4.0) if bias else None
     cm = rand((m, n), out_dtype) if res else None
-    d = Guarded((m, n), out_dtype, offset=2, row_stride=n + 6)
+    d = Guarded((m, n), out_dtype, offset=offset, row_stride=n + pad)
     if fp8:
         one_t = torch.ones(1, device="cuda")
         fk.scaled_mm(a, b, one_t, one_t, bias=bv, activation=activation, out=d.tensor)
@@ -162,10 +162,66 @@ def one_epilogue(c: Checks, m: int, n: int, k: int, dtype, out_dtype, bias: bool
     what = (f"epilogue {m}x{n}x{k} {'e4m3' if fp8 else str(dtype)[6:]}->{str(out_dtype)[6:]}"
             f"{' bias' if bias else ''}{' ' + activation if activation else ''}"
             f"{' c' if res else ''}{f' alpha {alpha}' if alpha != 1 else ''}"
-            f"{f' beta {beta}' if res and beta != 1 else ''}{' nn' if nn else ''}")
+            f"{f' beta {beta}' if res and beta != 1 else ''}{' nn' if nn else ''}"
+            f" offset {offset} pad {pad}")
     c.ok(what, not bool(bad.any()) and d.guards_intact(),
          f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
          + ("" if d.guards_intact() else ", a guard changed"))
+
+
+def replays(c: Checks) -> None:
+    """A call whose signature matches an earlier one's is replayed (the
+    earlier call's kernel and packed arguments, the new data pointers):
+    each call's result must be its own, with fresh operands each time, for
+    a result made anew, an out given, c the same tensor as out, and operands
+    the wrapper copies (K % 8: the copy is the call's own, never replayed;
+    fp8 operands have rows of a multiple of 16 bytes, so none is copied)."""
+    import importlib
+
+    g = importlib.import_module("fly.kernels.gemm")
+    bf = torch.bfloat16
+    for (m, n, k), how in (((16, 4096, 4096), "out"), ((300, 1032, 1000), "new"),
+                           ((300, 1032, 1000), "c is out"), ((17, 520, 1001), "copied"),
+                           ((64, 264, 256), "scaled")):
+        before = len(g._REPLAYS)
+        worst, bad = 0.0, False
+        for _ in range(3):
+            if how == "scaled":
+                a = rand((m, k), torch.float32, 2.0).to(E4M3)
+                w = rand((n, k), torch.float32, 2.0).to(E4M3)
+                sa, sb = torch.rand(1, device="cuda") + 0.5, torch.rand(1, device="cuda") + 0.5
+                d = fk.scaled_mm(a, w.t(), sa, sb)
+                ref, mag = reference(a, w.t())
+                ref, mag = ref * float(sa) * float(sb), mag * float(sa) * float(sb)
+                allowed = 2e-2 * ref.abs() + 1e-2 * mag
+            else:
+                a, w = rand((m, k), bf), rand((n, k), bf)
+                cm = rand((m, n), bf)
+                if how == "new":
+                    d = fk.gemm(a, w.t())
+                elif how == "c is out":
+                    d = cm.clone()
+                    fk.gemm(a, w.t(), c=d, beta=0.5, out=d)
+                else:
+                    d = torch.full((m, n), float("nan"), dtype=bf, device="cuda")
+                    fk.gemm(a, w.t(), out=d)
+                ref, mag = reference(a, w.t())
+                if how == "c is out":
+                    ref = ref + 0.5 * cm.to(torch.float64)
+                allowed = 1e-2 * ref.abs() + 1e-2 * mag
+            torch.cuda.synchronize()
+            err = (d.to(torch.float64) - ref).abs()
+            worst = max(worst, float(err.max()))
+            bad = bad or bool((err > allowed).any() or torch.isnan(d.to(torch.float64)).any())
+        kept = len(g._REPLAYS) - before
+        # A copied operand is not replayed; the others are, once.
+        want = 0 if how == "copied" else 1
+        c.ok(f"replayed calls {m}x{n}x{k} ({how}): three calls, each its own result",
+             not bad and kept == want, f"max error {worst:.3g}, {kept} replays kept (want {want})")
+    a = rand((16, 64), bf)
+    k_ = next(iter(g._KERNELS.values()))
+    c.raises("a bound launch rebinding a scalar",
+             lambda: k_.bind(a, a, a, a, a, 1, 1.0, a, a, 0.0, rebind=(5,)), "argument 5")
 
 
 def main() -> int:
@@ -212,6 +268,25 @@ def main() -> int:
     one_epilogue(c, 1000, 4098, 1000, torch.float16, torch.float16, True, "gelu", True)
     one_epilogue(c, 1000, 4104, 1000, bf, bf, True, "gelu", True, nn=True)
     one_epilogue(c, 1000, 4104, 1000, bf, bf, True, None, False, nn=True)
+    # D stored by TMA (its start and rows on 16 bytes: offsets of 16 bytes,
+    # rows of a multiple of 8 outputs), clipped at its edges: partial
+    # tiles of every tile size the wrapper picks, each output type, the
+    # epilogue, fp8.
+    for (m, n, k) in ((1000, 4104, 1000), (17, 4104, 4095), (4097, 264, 136), (333, 520, 777),
+                      (130, 14336, 512), (1, 8, 8)):
+        one(c, m, n, k, bf, bf, "rows", "weight", 8, 8)
+    one(c, 1000, 4104, 1000, torch.float16, torch.float32, "rows", "weight", 4, 4)
+    one(c, 130, 14336, 512, bf, torch.float32, "rows", "weight", 4, 12)
+    one(c, 333, 4104, 777, torch.float16, torch.float16, "cols", "rows", 8, 16)
+    for (m, n, k) in ((4097, 4104, 1000), (1000, 8192, 512), (333, 520, 777), (17, 4104, 4095)):
+        one_epilogue(c, m, n, k, bf, bf, True, "gelu", True, alpha=0.5, beta=-2.0, offset=8,
+                     pad=8)
+        one_epilogue(c, m, n, k, bf, bf, True, "silu", False, offset=8, pad=8)
+        one_epilogue(c, m, n, k, bf, bf, False, None, True, offset=8, pad=8)
+    one_epilogue(c, 1000, 4104, 1000, None, bf, True, None, False, fp8=True, offset=8, pad=8)
+    one_scaled(c, 333, 4104, 777, bf, 8, 8)
+    one_scaled(c, 1000, 4104, 1000, torch.float32, 4, 4)
+    one_scaled(c, 333, 4104, 777, bf, 8, 8, rowwise=True)
     # Mixed fp8 (the bundles built ahead of time, bf16 out): e5m2 by e4m3
     # per tensor on partial tiles of every tile size the wrapper picks, odd
     # N (single stores) and even, and rowwise; e4m3 by e5m2 with even N.
@@ -226,6 +301,7 @@ def main() -> int:
         one_scaled(c, m, n, k, torch.bfloat16, 0, 0, ta=E4M3, tb=E5M2)
     one_epilogue(c, 1000, 4098, 1000, None, bf, True, None, False, fp8=True)
     one_epilogue(c, 17, 4098, 1000, None, bf, True, None, False, fp8=True)
+    replays(c)
     # Refusals, each naming what is wrong.
     a = rand((4, 8), torch.bfloat16)
     c.raises("a and b of different K", lambda: fk.gemm(a, rand((9, 4), torch.bfloat16)), "(K, N)")

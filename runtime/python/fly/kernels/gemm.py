@@ -69,35 +69,60 @@ _TILES = ({"BM": 128, "BN": 256, "BK": 64, "STAGES": 4, "CLUSTER": 1, "PINGPONG"
           {"BM": 64, "BN": 64, "BK": 64, "STAGES": 12, "CLUSTER": 1, "PINGPONG": False})
 
 
-def _filled(tiles: int, sms: int) -> float:
-    """How full the multiprocessors are over a persistent walk of `tiles`
-    tiles, one at a time each: the tiles over the rounds' room."""
-    return tiles / (-(-tiles // sms) * sms)
+def _rounds(tiles: int, sms: int) -> int:
+    """The rounds of a persistent walk of `tiles` tiles on sms
+    multiprocessors, one tile at a time each."""
+    return -(-tiles // sms)
+
+
+# A 128 x 128 tile's rate against a 128 x 256 tile's, both storing through
+# TMA (at 1024 x 4096 x 4096 on an H100, one round of 128 x 256 tiles
+# against two of 128 x 128: 0.90 and 0.98 of cuBLAS).
+_SQUARE_RATE = 0.92
 
 
 def _tile(m: int, n: int, sms: int) -> int:
     """The tile of the kernel for a product of M x N on sms
     multiprocessors (its index in _TILES), from tuning runs on an H100
-    (inputs rotated past L2, against cuBLAS in the same process):
-    128 x 128 (in clusters of two blocks sharing B's tiles by TMA
-    multicast, ping-pong consumers) where those fill at least half of them
-    and fill their rounds better than 128 x 256 tiles by 5 % or more (at
-    512 rows of Llama's layers: 0.75-0.93 of cuBLAS against 128 x 256's
-    0.58-0.66); else 128 x 256 where its tiles fill at least half of them
-    (fastest from 768 rows up where the rounds fill alike: 0.73-0.88 of
-    cuBLAS); else, for few rows (up to 64), 64 x 128 (0.76-1.09 of cuBLAS
-    at 1 and 16 rows in CUDA graphs, 64 x 64's 0.66-0.91: streaming B, the
-    wider tile reads it no slower), and for more rows 64 x 128 where its
-    tiles fill the multiprocessors, else 64 x 64 with 12 stages (0.84-1.03
-    of cuBLAS at 128 rows, 8 stages 0.81-0.98)."""
-    wide, square = -(-m // 128) * -(-n // 256), -(-m // 128) * -(-n // 128)
-    if m > 64 and square >= sms // 2 and _filled(square, sms) >= _filled(wide, sms) + 0.05:
+    (inputs rotated past L2, against cuBLAS in the same process, tiles
+    stored by TMA):
+    * 128 x 128 (ping-pong consumers, in clusters of two blocks on
+      neighbouring tile rows, sharing B's tiles by TMA multicast) where
+      their clusters fill at least half of the multiprocessors and their
+      rounds (a cluster's work two such tiles, each half a 128 x 256 tile's
+      at _SQUARE_RATE of its rate) take less time than 128 x 256 tiles'
+      rounds: at 512 rows of Llama's 4096-wide layers one round of them,
+      0.86 of cuBLAS, against a half-empty round of 128 x 256, 0.61; at
+      512 x 14336 four rounds, 0.92, against two of 128 x 256, 0.98. With
+      128 rows or fewer a cluster's second block has no rows: two rounds
+      of them at 128 x 11008 gave 0.67.
+    * else 128 x 256 where its tiles fill at least half of them (0.95-1.2
+      of cuBLAS from 1024 rows);
+    * else, for up to 64 rows, 64 x 128 (0.7-1.06 of cuBLAS at 1 and 16
+      rows: B streamed from memory, which the wider tile reads no slower
+      than 64 x 64);
+    * else 64 x 64 (12 stages) where its tiles fill the rounds better by
+      5 % or more, else 64 x 128: at 128 rows 1.0-1.1 of cuBLAS at N 4096
+      (64 x 64), 0.96 against 0.87 at N 11008 (64 x 64), 0.95 against 0.90
+      at N 14336 (64 x 128, both filling 85 %)."""
+    wide = -(-m // 128) * -(-n // 256)
+    pairs = -(-m // 256) * -(-n // 128)  # clusters of two 128 x 128 tiles
+    if (m > 64 and 2 * pairs >= sms // 2 and
+            _rounds(pairs, sms // 2) * 0.5 / _SQUARE_RATE < _rounds(wide, sms)):
         return 1
     if wide >= sms // 2:
         return 0
-    if m <= 64 or -(-m // 64) * -(-n // 128) >= sms:
+    if m <= 64:
         return 2
-    return 3
+    rows = -(-m // 64)
+    wide64, square64 = rows * -(-n // 128), rows * -(-n // 64)
+    return 3 if _filled(square64, sms) > _filled(wide64, sms) + 0.05 else 2
+
+
+def _filled(tiles: int, sms: int) -> float:
+    """How full the multiprocessors are over a persistent walk of `tiles`
+    tiles, one at a time each: the tiles over the rounds' room."""
+    return tiles / (_rounds(tiles, sms) * sms)
 
 
 def _split(split_k: Optional[int], k: int) -> int:
@@ -221,13 +246,105 @@ def _output(name: str, out: Optional[Any], od: Any, m: int, n: int, device: Any)
     return out
 
 
+# Calls replayed. What a product decides (its checks, the views and copies
+# of its operands, the kernel and its arguments) follows from its operands'
+# shapes, strides, types, GPUs, 16-byte alignment and which of them are one
+# tensor, and from its other arguments: a call whose signature (_signature)
+# matches one made before launches that call's kernel again, its arguments
+# packed once (fly.BoundLaunch), with the new operands' data pointers. Only
+# calls whose kernel reads the operands in place, or the library's own
+# constant tensors, are replayed (a copy made for the kernel is not the
+# caller's next operand). A product of few rows spends most of its time on
+# the host otherwise.
+_REPLAYS: dict[Any, "_Replay"] = {}
+_REPLAYS_MAX = 4096
+
+
+def _signature(call: tuple, tensors: tuple) -> tuple[Optional[tuple], list]:
+    """A call's signature (call: its arguments other than tensors) and its
+    tensors' data pointers (None where a tensor is not given); no signature
+    for a call of other things than tensors (the full path says what is
+    wrong with them)."""
+    sig: list = [call]
+    ptrs: list = []
+    try:
+        for t in tensors:
+            if t is None:
+                sig.append(None)
+                ptrs.append(None)
+                continue
+            p = t.data_ptr()
+            # The first tensor of the call at the same address, if any.
+            same = ptrs.index(p) if p in ptrs else -1
+            sig.append((t.shape, t.stride(), t.dtype, t.get_device(), p % 16, same))
+            ptrs.append(p)
+        key = tuple(sig)
+        hash(key)
+    except (AttributeError, TypeError):
+        return None, ptrs
+    return key, ptrs
+
+
+class _Replay:
+    """A call to replay: the bound kernel, where each rebound argument's
+    pointer comes from (the index of the call's tensor, or -1: the result,
+    made anew when the call gives no out) and the result's shape."""
+
+    __slots__ = ("bound", "sources", "made")
+
+    def __init__(self, bound: Any, sources: tuple[int, ...], made: Optional[tuple]) -> None:
+        self.bound, self.sources, self.made = bound, sources, made
+
+    def __call__(self, ptrs: list, out: Optional[Any]) -> Any:
+        if self.made is not None:
+            import torch
+
+            shape, dtype, device = self.made
+            out = torch.empty(shape, dtype=dtype, device=device)
+            made = out.data_ptr()
+        self.bound(*[ptrs[j] if j >= 0 else made for j in self.sources])
+        return out
+
+
+def _record(sig: tuple, tensors: tuple, out_made: bool, k_: Any, args: tuple) -> None:
+    """Keep the call of kernel k_ on args for replaying calls of signature
+    sig (tensors: the call's tensors, the result last; out_made: whether the
+    result was made here), where every tensor argument is one of the call's
+    or a constant of the library."""
+    import torch
+
+    if len(_REPLAYS) >= _REPLAYS_MAX:
+        _REPLAYS.clear()
+    consts = {t.data_ptr() for t in (*_STAND_INS.values(), *_ONES.values())}
+    ptrs = [t.data_ptr() if t is not None else None for t in tensors]
+    rebind, sources = [], []
+    for i, x in enumerate(args):
+        if not isinstance(x, torch.Tensor):
+            continue
+        p = x.data_ptr()
+        if out_made and p == ptrs[-1]:
+            rebind.append(i)
+            sources.append(-1)
+        elif p in ptrs:
+            rebind.append(i)
+            sources.append(ptrs.index(p))
+        elif p not in consts:
+            return  # a copy of an operand: not the next call's
+    out = tensors[-1]
+    made = (tuple(out.shape), out.dtype, out.device) if out_made else None
+    _REPLAYS[sig] = _Replay(k_.bind(*args, rebind=tuple(rebind)), tuple(sources), made)
+
+
 def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any,
              split_k: Optional[int], bk: int, alpha: float = 1.0, bias: Optional[Any] = None,
              activation: Optional[str] = None, c: Optional[Any] = None,
-             beta: float = 1.0, rowwise: bool = False) -> Any:
+             beta: float = 1.0, rowwise: bool = False, replay: Optional[tuple] = None) -> Any:
     """out = activation(alpha sa sb (a @ b) + bias) + beta c through
-    kernels/gemm (the registry's entry)."""
+    kernels/gemm (the registry's entry). replay: the call's signature and
+    tensors (its out last), for _record."""
     import torch
+
+    out_made = out is None
 
     check_device(a, b)
     m, k = a.shape
@@ -257,23 +374,31 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
             out.stride(0) % 2 == 0 and
             (c is None or (c_arg.data_ptr() % (2 * c_arg.element_size()) == 0 and
                            c_arg.stride(0) % 2 == 0)))
+    # Where D's start and rows also lie on 16 bytes, as TMA needs, its tiles
+    # are stored by TMA (TMA_STORE: staged in shared memory and stored while
+    # the next tile's MMAs run), else from the registers.
+    tma = pair and out.data_ptr() % 16 == 0 and out.stride(0) * out.element_size() % 16 == 0
     sms = sm_count(a.device)
     # A persistent grid: one block per multiprocessor.
     if split == 1:
         # The kernel of these choices, found once (the call's cost on the
         # host matters to products of few rows).
         tile = _tile(m, n, sms)
-        key = (entry, a.dtype, b.dtype, od, tile, bk, pair, bias is None, act, c is None,
+        key = (entry, a.dtype, b.dtype, od, tile, bk, pair, tma, bias is None, act, c is None,
                rowwise, a.device)
         k_ = _KERNELS.get(key)
         if k_ is None:
             consts = {**_input_types(entry, a, b), "TD": fly_type(od), **_TILES[tile], "BK": bk,
-                      "PAIR": pair, "SPLIT": 1, "BIAS": bias is not None, "ACT": act,
-                      "RES": c is not None, "ROWWISE": rowwise}
+                      "PAIR": pair, "TMA_STORE": tma, "SPLIT": 1, "BIAS": bias is not None,
+                      "ACT": act, "RES": c is not None, "ROWWISE": rowwise}
             # A ping-pong consumer's registers do not hold both bias and c.
             consts["PINGPONG"] = consts["PINGPONG"] and (bias is None or c is None)
             k_ = _KERNELS[key] = kernel(entry, consts, a.device)
-        k_(A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta)
+        args = (A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta)
+        k_(*args)
+        if replay is not None and replay[0] is not None:
+            sig, tensors = replay
+            _record(sig, (*tensors[:-1], out), out_made, k_, args)
         return out
     tile = {**_TILES[_tile(m, n, sms)], "BK": bk}
     epilogue = {"BIAS": False, "ACT": 0, "RES": False, "ROWWISE": False}
@@ -281,7 +406,7 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     acc = out.zero_() if od == torch.float32 else torch.zeros((m, n), dtype=torch.float32,
                                                                device=a.device)
     consts = {**_input_types(entry, a, b), "TD": "f32", **tile, "PINGPONG": False, "PAIR": False,
-              "SPLIT": split, **epilogue}
+              "TMA_STORE": False, "SPLIT": split, **epilogue}
     kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms, alpha, _stand_in(acc), acc, beta)
     if acc is not out:
         out.copy_(acc)
@@ -408,6 +533,11 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
     "sm_80" the Ampere one (cp.async, ldmatrix, mma.sync; any GPU from
     8.0; no split_k and no fused epilogue yet); by default the Hopper
     kernel on 9.0 and the Ampere one elsewhere."""
+    tensors = (a, b, bias, c, out)
+    sig, ptrs = _signature(("gemm", activation, alpha, beta, out_dtype, split_k, arch), tensors)
+    r = _REPLAYS.get(sig) if sig is not None else None
+    if r is not None:
+        return r(ptrs, out)
     _check_shapes("gemm", a, b)
     if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
         raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
@@ -424,7 +554,7 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
                            Status.ARGUMENTS)
         return _product_sm80(a, b, one, one, out, od)
     return _product("gemm", "gemm", a, b, one, one, out, od, split_k, 64, alpha, bias, activation,
-                    c, beta)
+                    c, beta, replay=(sig, tensors))
 
 
 def _check_fp8_pair(a: Any, b: Any) -> None:
@@ -462,6 +592,11 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
     recognised by their shapes and run blockscale_mm (no split_k)."""
     import torch
 
+    tensors = (a, b, scale_a, scale_b, bias, out)
+    sig, ptrs = _signature(("scaled_mm", activation, out_dtype, split_k), tensors)
+    r = _REPLAYS.get(sig) if sig is not None else None
+    if r is not None:
+        return r(ptrs, out)
     _check_shapes("scaled_mm", a, b)
     _check_fp8_pair(a, b)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
@@ -472,7 +607,7 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
         return _blockscale_product("scaled_mm", a, b, scale_a, scale_b, bias, activation, out, od)
     sa, sb, rowwise = _scales(scale_a, scale_b, a.shape[0], b.shape[1], a.device)
     return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128, 1.0, bias,
-                    activation, rowwise=rowwise)
+                    activation, rowwise=rowwise, replay=(sig, tensors))
 
 
 # The K extent of a block scale (both operands') and of the blockscale
