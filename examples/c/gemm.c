@@ -96,10 +96,11 @@ int main(int argc, char **argv) {
   CHECK(flyrtMemcpyHostToDevice(dev, ds, &one, sizeof one));
   CHECK(flyrtMemset(dev, dd, 0xFF, nd * 2)); /* NaN: an element not written shows */
 
-  /* gemm_tn(A, B, D, SA, SB, blocks, alpha, Bias, C, beta): the tensor maps
-     of A and B are built by libflyrt at the launch, from these shapes and
-     strides. This specialisation has no fused epilogue (its BIAS and RES
-     are false), so Bias and C are not read: D itself stands in for them. */
+  /* gemm_tn(A, B, D, SA, SB, blocks, alpha, Bias, C, beta, Work, Count): the
+     tensor maps of A and B (and of D) are built by libflyrt at the launch,
+     from these shapes and strides. This specialisation has no fused
+     epilogue (its BIAS and RES are false) and no split K (SPLIT 1), so Bias,
+     C, Work and Count are not read: D and the scale stand in for them. */
   int blocks = flyrtDeviceMultiprocessors(dev);
   FlyrtArg args[] = {flyrtTensor2D(da, FLYRT_BF16, M, K, K),
                      flyrtTensor2D(db, FLYRT_BF16, N, K, K),
@@ -110,8 +111,10 @@ int main(int argc, char **argv) {
                      flyrtFloat(1.0),
                      flyrtTensor1D(dd, FLYRT_BF16, N),
                      flyrtTensor2D(dd, FLYRT_BF16, M, N, N),
-                     flyrtFloat(0.0)};
-  CHECK(flyrtKernelLaunch(k, args, 10, NULL, NULL));
+                     flyrtFloat(0.0),
+                     flyrtTensor1D(ds, FLYRT_F32, 1),
+                     flyrtTensor1D(ds, FLYRT_I32, 1)};
+  CHECK(flyrtKernelLaunch(k, args, 12, NULL, NULL));
   CHECK(flyrtDeviceSynchronize(dev));
   CHECK(flyrtMemcpyDeviceToHost(dev, d, dd, nd * 2));
 

@@ -232,6 +232,38 @@ class Launches(unittest.TestCase):
         self.assertEqual(cfg.grid[0], 2)
 
 
+class GemmSplitRules(unittest.TestCase):
+    """gemm_tn's launch rule with split K (kernels/gemm/gemm.fly): SPLIT
+    units a tile, at most the blocks given; Work and Count sized for every
+    tile refused when short, with its message."""
+
+    def setUp(self) -> None:
+        consts = {"T": "bf16", "TD": "bf16", "BM": 64, "BN": 128, "BK": 64, "STAGES": 6,
+                  "PAIR": True, "SPLIT": 4, "BIAS": False, "ACT": 0, "RES": False, "CLUSTER": 1,
+                  "PINGPONG": False, "TMA_STORE": True}
+        self.k = fly.kernels.kernel("gemm", consts, device=fly.NO_DEVICE, target="sm_90a")
+
+    def args(self, m=16, n=4096, k=11008, work=None, count=None, blocks=132):
+        bf = lambda *s: DLPackArray(s, code=4, bits=16)  # noqa: E731
+        f32 = DLPackArray((1,), code=2, bits=32)
+        tiles = -(-m // 64) * -(-n // 128)
+        return (bf(m, k), bf(n, k), bf(m, n), f32, f32, blocks, 1.0, bf(n), bf(m, n), 0.0,
+                DLPackArray((work if work is not None else tiles * 64 * 128,), code=2, bits=32),
+                DLPackArray((count if count is not None else tiles,), code=0, bits=32))
+
+    def test_the_grid_is_the_units_or_the_blocks_given(self) -> None:
+        self.assertEqual(self.k.launch_config(*self.args()).grid[0], 128)   # 32 tiles x 4
+        self.assertEqual(self.k.launch_config(*self.args(n=8192)).grid[0], 132)
+
+    def test_short_workspaces_are_refused(self) -> None:
+        for args, message in ((self.args(work=32 * 64 * 128 - 1), "Work holds BM x BN values"),
+                              (self.args(count=31), "Count holds a count a consumer")):
+            with self.assertRaises(fly.FlyError) as cm:
+                self.k.launch_config(*args)
+            self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+            self.assertIn(message, cm.exception.message)
+
+
 class BlockscaleRules(unittest.TestCase):
     """gemm_blockscale's launch rule (kernels/gemm/gemm_blockscale.fly): the
     grid, and each precondition on the scales' shapes and spans refused with

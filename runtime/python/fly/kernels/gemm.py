@@ -13,10 +13,11 @@ rows whose byte stride is a multiple of 16: an operand whose rows are not
 (K % 8, or N % 8 for an N-contiguous b, of 16-bit types) is copied into
 a K-contiguous buffer whose rows are; what lies past K in a row is never
 read (TMA fills zeros past the tensor's end). With split_k=2, 4 or 8 the
-K steps are cut in parts whose f32 sums meet by atomic adds (in an f32
-buffer then converted, unless the output is f32), for products of few
-rows whose tiles leave most multiprocessors idle; it is not the default
-(see _split).
+K steps are cut in parts, each a unit of work of its own: the parts of a
+tile add their f32 sums into a workspace (one per GPU and stream), and
+the last to finish stores the tile (no launch besides the kernel's).
+Products of few rows whose tiles leave most multiprocessors idle are
+split by default (see _split).
 
 On GPUs other than compute capability 9.0 (an A100: 8.0) the product runs
 on the Ampere path instead (kernels/gemm/gemm_sm80.fly: cp.async,
@@ -125,17 +126,47 @@ def _filled(tiles: int, sms: int) -> float:
     return tiles / (_rounds(tiles, sms) * sms)
 
 
-def _split(split_k: Optional[int], k: int) -> int:
-    """The parts K is cut in: split_k when given (1, 2, 4 or 8), else 1.
-    Split K is not the default: on an H100 it measured slower than one
-    part for every product of the benchmark (the f32 buffer it zeroes and
-    converts, and its atomic adds, cost more than the idle
-    multiprocessors it puts to work)."""
-    if split_k is None:
+def _split(split_k: Optional[int], m: int, n: int, k: int, bk: int, sms: int,
+           auto: bool) -> int:
+    """The parts K is cut in: split_k when given (1, 2, 4 or 8); else, where
+    auto allows it (a plain product of a K-contiguous b), for up to 64 rows
+    whose 64 x 128 tiles leave more than half of the multiprocessors idle,
+    the most parts (up to 8) whose units still fit one round, each of at
+    least 8 K steps (at 1 and 16 rows of 4096 x 11008 and 4096 x 14336:
+    32 tiles, 4 parts); else 1."""
+    if split_k is not None:
+        if split_k not in (1, 2, 4, 8):
+            raise FlyError(f"gemm: split_k is 1, 2, 4 or 8, not {split_k}", Status.ARGUMENTS)
+        return split_k
+    tiles = -(-n // 128)
+    if not auto or m > 64 or tiles >= sms // 2:
         return 1
-    if split_k not in (1, 2, 4, 8):
-        raise FlyError(f"gemm: split_k is 1, 2, 4 or 8, not {split_k}", Status.ARGUMENTS)
-    return split_k
+    steps = -(-k // bk)
+    for parts in (8, 4, 2):
+        if tiles * parts <= sms and steps >= 8 * parts:
+            return parts
+    return 1
+
+
+# Split K's meeting places, by GPU and stream: Work (f32) and Count (i32),
+# zeros, which each launch leaves zeros again; launches on one stream run
+# in turn, so they share them. One grown for a larger product is a new
+# pair: the older stay (a replayed call may still use them).
+_WORKSPACES: dict[Any, list] = {}
+
+
+def _workspace(device: Any, values: int, counts: int) -> tuple[Any, Any]:
+    import torch
+
+    key = (device, torch.cuda.current_stream(device).cuda_stream)
+    kept = _WORKSPACES.setdefault(key, [])
+    if kept and kept[-1][0].numel() >= values and kept[-1][1].numel() >= counts:
+        return kept[-1]
+    grown = 2 * kept[-1][0].numel() if kept else 0
+    pair = (torch.zeros(max(values, grown), dtype=torch.float32, device=device),
+            torch.zeros(max(counts, grown // 4096), dtype=torch.int32, device=device))
+    kept.append(pair)
+    return pair
 
 
 _ONES: dict[Any, Any] = {}
@@ -189,15 +220,16 @@ _ACTIVATIONS = {None: 0, "relu": 1, "silu": 2, "gelu": 3, "gelu_tanh": 4}
 _STAND_INS: dict[Any, Any] = {}
 
 
-def _stand_in(out: Any) -> Any:
-    """A vector of one element of out's type on its device, made once: the
-    kernel's Bias where there is none (never read)."""
-    key = (out.device, out.dtype)
+def _stand_in(device: Any, dtype: Any) -> Any:
+    """A vector of one element of dtype on device, made once: the kernel's
+    Bias where there is none, its Work and Count without split K (never
+    read)."""
+    key = (device, dtype)
     t = _STAND_INS.get(key)
     if t is None:
         import torch
 
-        t = _STAND_INS[key] = torch.zeros(1, dtype=out.dtype, device=out.device)
+        t = _STAND_INS[key] = torch.zeros(1, dtype=dtype, device=device)
     return t
 
 
@@ -210,7 +242,7 @@ def _epilogue_operands(name: str, m: int, n: int, out: Any, bias: Optional[Any],
         raise FlyError(f"{name}: activation is one of relu, silu, gelu, gelu_tanh or None, not "
                        f"{activation!r}", Status.ARGUMENTS)
     if bias is None:
-        bias_arg = _stand_in(out)
+        bias_arg = _stand_in(out.device, out.dtype)
     else:
         check_device(bias)
         if bias.dim() != 1 or bias.shape[0] != n or bias.device != out.device:
@@ -288,14 +320,24 @@ def _signature(call: tuple, tensors: tuple) -> tuple[Optional[tuple], list]:
 class _Replay:
     """A call to replay: the bound kernel, where each rebound argument's
     pointer comes from (the index of the call's tensor, or -1: the result,
-    made anew when the call gives no out) and the result's shape."""
+    made anew when the call gives no out), the result's shape, and the
+    stream whose split K workspace the call uses (None: none)."""
 
-    __slots__ = ("bound", "sources", "made")
+    __slots__ = ("bound", "sources", "made", "stream")
 
-    def __init__(self, bound: Any, sources: tuple[int, ...], made: Optional[tuple]) -> None:
-        self.bound, self.sources, self.made = bound, sources, made
+    def __init__(self, bound: Any, sources: tuple[int, ...], made: Optional[tuple],
+                 stream: Optional[int]) -> None:
+        self.bound, self.sources, self.made, self.stream = bound, sources, made, stream
 
     def __call__(self, ptrs: list, out: Optional[Any]) -> Any:
+        """The call's result, or None where it cannot be replayed (another
+        stream than its workspace's: the full path then)."""
+        if self.stream is not None:
+            import torch
+
+            device = self.bound._kernel._ordinal
+            if torch.cuda.current_stream(device).cuda_stream != self.stream:
+                return None
         if self.made is not None:
             import torch
 
@@ -306,16 +348,20 @@ class _Replay:
         return out
 
 
-def _record(sig: tuple, tensors: tuple, out_made: bool, k_: Any, args: tuple) -> None:
+def _record(sig: tuple, tensors: tuple, out_made: bool, k_: Any, args: tuple,
+            split: bool) -> None:
     """Keep the call of kernel k_ on args for replaying calls of signature
     sig (tensors: the call's tensors, the result last; out_made: whether the
-    result was made here), where every tensor argument is one of the call's
-    or a constant of the library."""
+    result was made here; split: whether it used a split K workspace, which
+    is its stream's), where every tensor argument is one of the call's or a
+    constant of the library."""
     import torch
 
     if len(_REPLAYS) >= _REPLAYS_MAX:
         _REPLAYS.clear()
     consts = {t.data_ptr() for t in (*_STAND_INS.values(), *_ONES.values())}
+    if split:
+        consts |= {t.data_ptr() for t in args[-2:]}
     ptrs = [t.data_ptr() if t is not None else None for t in tensors]
     rebind, sources = [], []
     for i, x in enumerate(args):
@@ -332,7 +378,8 @@ def _record(sig: tuple, tensors: tuple, out_made: bool, k_: Any, args: tuple) ->
             return  # a copy of an operand: not the next call's
     out = tensors[-1]
     made = (tuple(out.shape), out.dtype, out.device) if out_made else None
-    _REPLAYS[sig] = _Replay(k_.bind(*args, rebind=tuple(rebind)), tuple(sources), made)
+    stream = torch.cuda.current_stream(out.device).cuda_stream if split else None
+    _REPLAYS[sig] = _Replay(k_.bind(*args, rebind=tuple(rebind)), tuple(sources), made, stream)
 
 
 def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optional[Any], od: Any,
@@ -354,14 +401,16 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
         return out
     bias_arg, act, c_arg = _epilogue_operands(name, m, n, out, bias, activation, c)
     fused = bias is not None or act != 0 or c is not None
-    split = _split(split_k, k)
+    sms = sm_count(a.device)
+    pad = 16 // a.element_size()
+    split = _split(split_k, m, n, k, bk, sms,
+                   not fused and not rowwise and not (_n_major(b, pad) and entry == "gemm"))
     if split > 1 and (fused or rowwise):
-        raise FlyError(f"{name}: split_k adds partial sums in memory, so it does not combine "
-                       f"with bias, activation, c or rowwise scales", Status.ARGUMENTS)
+        raise FlyError(f"{name}: split_k is for plain products: no bundle is built for one with "
+                       f"bias, activation, c or rowwise scales", Status.ARGUMENTS)
     if k == 0:
         return _epilogue_of_zeros(out, bias_arg if bias is not None else None, activation,
                                   c_arg if c is not None else None, beta)
-    pad = 16 // a.element_size()
     A = _k_major(a, 1, pad)
     if _n_major(b, pad) and entry == "gemm" and split == 1:
         # b as it is, N-contiguous: the NN kernel reads it MN-major.
@@ -378,38 +427,34 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     # are stored by TMA (TMA_STORE: staged in shared memory and stored while
     # the next tile's MMAs run), else from the registers.
     tma = pair and out.data_ptr() % 16 == 0 and out.stride(0) * out.element_size() % 16 == 0
-    sms = sm_count(a.device)
-    # A persistent grid: one block per multiprocessor.
-    if split == 1:
-        # The kernel of these choices, found once (the call's cost on the
-        # host matters to products of few rows).
-        tile = _tile(m, n, sms)
-        key = (entry, a.dtype, b.dtype, od, tile, bk, pair, tma, bias is None, act, c is None,
-               rowwise, a.device)
-        k_ = _KERNELS.get(key)
-        if k_ is None:
-            consts = {**_input_types(entry, a, b), "TD": fly_type(od), **_TILES[tile], "BK": bk,
-                      "PAIR": pair, "TMA_STORE": tma, "SPLIT": 1, "BIAS": bias is not None,
-                      "ACT": act, "RES": c is not None, "ROWWISE": rowwise}
-            # A ping-pong consumer's registers do not hold both bias and c.
-            consts["PINGPONG"] = consts["PINGPONG"] and (bias is None or c is None)
-            k_ = _KERNELS[key] = kernel(entry, consts, a.device)
-        args = (A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta)
-        k_(*args)
-        if replay is not None and replay[0] is not None:
-            sig, tensors = replay
-            _record(sig, (*tensors[:-1], out), out_made, k_, args)
-        return out
-    tile = {**_TILES[_tile(m, n, sms)], "BK": bk}
-    epilogue = {"BIAS": False, "ACT": 0, "RES": False, "ROWWISE": False}
-    # Split K: the parts' sums meet in f32 (out itself when it is f32).
-    acc = out.zero_() if od == torch.float32 else torch.zeros((m, n), dtype=torch.float32,
-                                                               device=a.device)
-    consts = {**_input_types(entry, a, b), "TD": "f32", **tile, "PINGPONG": False, "PAIR": False,
-              "TMA_STORE": False, "SPLIT": split, **epilogue}
-    kernel(entry, consts, a.device)(A, B, acc, sa, sb, sms, alpha, _stand_in(acc), acc, beta)
-    if acc is not out:
-        out.copy_(acc)
+    # A persistent grid: one block per multiprocessor. Split K runs on
+    # 64 x 128 tiles (products of few rows).
+    tile = _tile(m, n, sms) if split == 1 else 2
+    # The kernel of these choices, found once (the call's cost on the host
+    # matters to products of few rows).
+    key = (entry, a.dtype, b.dtype, od, tile, bk, pair, tma, split, bias is None, act, c is None,
+           rowwise, a.device)
+    k_ = _KERNELS.get(key)
+    if k_ is None:
+        consts = {**_input_types(entry, a, b), "TD": fly_type(od), **_TILES[tile], "BK": bk,
+                  "PAIR": pair, "TMA_STORE": tma, "SPLIT": split, "BIAS": bias is not None,
+                  "ACT": act, "RES": c is not None, "ROWWISE": rowwise}
+        # A ping-pong consumer's registers do not hold both bias and c.
+        consts["PINGPONG"] = consts["PINGPONG"] and (bias is None or c is None)
+        k_ = _KERNELS[key] = kernel(entry, consts, a.device)
+    if split > 1:
+        # Work holds a tile of f32 sums for each tile (64 rows: one
+        # consumer), Count a count for each.
+        t = _TILES[tile]
+        tiles = -(-m // t["BM"]) * -(-n // t["BN"])
+        work, count = _workspace(a.device, tiles * t["BM"] * t["BN"], tiles)
+    else:
+        work, count = (_stand_in(a.device, torch.float32), _stand_in(a.device, torch.int32))
+    args = (A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta, work, count)
+    k_(*args)
+    if replay is not None and replay[0] is not None:
+        sig, tensors = replay
+        _record(sig, (*tensors[:-1], out), out_made, k_, args, split > 1)
     return out
 
 
@@ -527,8 +572,9 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
     computed in f32 before the one rounding to out_dtype: bias a vector of
     N values, activation "relu", "silu", "gelu" (erf) or "gelu_tanh", c an
     (M, N) tensor (a residual), each optional. split_k cuts K in that many
-    parts whose f32 sums are added atomically (their order then varies from
-    run to run); it takes no bias, activation or c. arch picks the kernel:
+    parts whose f32 sums meet in a workspace (their order varies from run
+    to run); by default few rows of a long K are split (_split); asked for,
+    it takes no bias, activation or c. arch picks the kernel:
     "sm_90a" the Hopper one (TMA, wgmma; compute capability 9.0 only),
     "sm_80" the Ampere one (cp.async, ldmatrix, mma.sync; any GPU from
     8.0; no split_k and no fused epilogue yet); by default the Hopper
@@ -537,7 +583,9 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
     sig, ptrs = _signature(("gemm", activation, alpha, beta, out_dtype, split_k, arch), tensors)
     r = _REPLAYS.get(sig) if sig is not None else None
     if r is not None:
-        return r(ptrs, out)
+        done = r(ptrs, out)
+        if done is not None:
+            return done
     _check_shapes("gemm", a, b)
     if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
         raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
@@ -596,7 +644,9 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
     sig, ptrs = _signature(("scaled_mm", activation, out_dtype, split_k), tensors)
     r = _REPLAYS.get(sig) if sig is not None else None
     if r is not None:
-        return r(ptrs, out)
+        done = r(ptrs, out)
+        if done is not None:
+            return done
     _check_shapes("scaled_mm", a, b)
     _check_fp8_pair(a, b)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
