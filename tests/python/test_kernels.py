@@ -272,7 +272,7 @@ class BlockscaleRules(unittest.TestCase):
 
     def setUp(self) -> None:
         consts = {"T": "f8e4m3", "TD": "bf16", "BM": 128, "BN": 128, "STAGES": 6, "PAIR": True,
-                  "BIAS": True, "ACT": 0}
+                  "BIAS": True, "ACT": 0, "TMA_STORE": True}
         self.k = fly.kernels.kernel("blockscale_mm", consts, device=fly.NO_DEVICE,
                                     target="sm_90a")
 

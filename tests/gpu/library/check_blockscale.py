@@ -217,6 +217,17 @@ def main() -> int:
     for od in (torch.bfloat16, torch.float16, torch.float32):
         one(c, 1000, 4097, 1000, od, offset=3, pad=5)
         one(c, 333, 520, 777, od, offset=2, pad=6)
+    # D stored by TMA (start and rows on 16 bytes) at an offset, partial
+    # tiles of both tile sizes, each output type, the epilogue.
+    for od, offset in ((torch.bfloat16, 8), (torch.float16, 8), (torch.float32, 4)):
+        one(c, 1000, 4104, 1000, od, offset=offset, pad=offset)
+        one(c, 17, 520, 777, od, offset=offset, pad=offset)
+    one(c, 4097, 4104, 1000, bias=True, activation="silu", offset=8, pad=8)
+    # Calls of one signature are replayed (fly.kernels.gemm's _REPLAYS):
+    # each of three, with fresh operands and scales, gets its own result.
+    for _ in range(3):
+        one(c, 64, 1024, 512, offset=8, pad=8)
+        one(c, 64, 1024, 512, offset=8, pad=8, via_scaled_mm=True)
     # Operand and scale layouts: padded and transposed views, scales
     # row-major, column-major and padded.
     for a_form, w_form, sa_form, sb_form in (("padded", "padded", "rows", "cols"),

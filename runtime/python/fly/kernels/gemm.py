@@ -654,7 +654,8 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
         if split_k not in (None, 1):
             raise FlyError("scaled_mm: split_k is for per-tensor and rowwise scales, not block "
                            "scales", Status.ARGUMENTS)
-        return _blockscale_product("scaled_mm", a, b, scale_a, scale_b, bias, activation, out, od)
+        return _blockscale_product("scaled_mm", a, b, scale_a, scale_b, bias, activation, out, od,
+                                   (sig, tensors))
     sa, sb, rowwise = _scales(scale_a, scale_b, a.shape[0], b.shape[1], a.device)
     return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128, 1.0, bias,
                     activation, rowwise=rowwise, replay=(sig, tensors))
@@ -723,12 +724,13 @@ def _block_scales(name: str, scale_a: Any, scale_b: Any, m: int, k: int, n: int,
 
 def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
                         bias: Optional[Any], activation: Optional[str], out: Optional[Any],
-                        od: Any) -> Any:
+                        od: Any, replay: Optional[tuple] = None) -> Any:
     """out = activation(blockwise-scaled a @ b + bias) through
     kernels/gemm/gemm_blockscale.fly (the registry's blockscale_mm), for
-    float8_e4m3fn a and b (its bundles' type)."""
+    float8_e4m3fn a and b (its bundles' type); replay as _product's."""
     import torch
 
+    out_made = out is None
     if a.dtype != torch.float8_e4m3fn or b.dtype != torch.float8_e4m3fn:
         raise FlyError(f"{name}: a and b are float8_e4m3fn with block scales, not {a.dtype} and "
                        f"{b.dtype}", Status.ARGUMENTS)
@@ -751,13 +753,22 @@ def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
     pair = n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and out.stride(0) % 2 == 0
     sms = sm_count(device)
     tile = _blockscale_tile(m, n, sms)
-    key = ("blockscale_mm", od, tile, pair, bias is None, act, device)
+    # D stored by TMA where its start and rows lie on 16 bytes (as gemm's),
+    # but for a 64-row tile with a bias (its consumer's registers hold not
+    # both: ptxas spills).
+    tma = (pair and out.data_ptr() % 16 == 0 and out.stride(0) * out.element_size() % 16 == 0 and
+           not (bias is not None and _BLOCKSCALE_TILES[tile]["BM"] == 64))
+    key = ("blockscale_mm", od, tile, pair, tma, bias is None, act, device)
     k_ = _KERNELS.get(key)
     if k_ is None:
         consts = {"T": "f8e4m3", "TD": fly_type(od), **_BLOCKSCALE_TILES[tile], "PAIR": pair,
-                  "BIAS": bias is not None, "ACT": act}
+                  "TMA_STORE": tma, "BIAS": bias is not None, "ACT": act}
         k_ = _KERNELS[key] = kernel("blockscale_mm", consts, device)
-    k_(A, B, out, sa, sb, sms, bias_arg)
+    args = (A, B, out, sa, sb, sms, bias_arg)
+    k_(*args)
+    if replay is not None and replay[0] is not None:
+        sig, tensors = replay
+        _record(sig, (*tensors[:-1], out), out_made, k_, args, False)
     return out
 
 
@@ -787,9 +798,17 @@ def blockscale_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[
     scales (recognised by their shapes) and calls this."""
     import torch
 
+    tensors = (a, b, scale_a, scale_b, bias, out)
+    sig, ptrs = _signature(("blockscale_mm", activation, out_dtype), tensors)
+    r = _REPLAYS.get(sig) if sig is not None else None
+    if r is not None:
+        done = r(ptrs, out)
+        if done is not None:
+            return done
     _check_shapes("blockscale_mm", a, b)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
-    return _blockscale_product("blockscale_mm", a, b, scale_a, scale_b, bias, activation, out, od)
+    return _blockscale_product("blockscale_mm", a, b, scale_a, scale_b, bias, activation, out, od,
+                               (sig, tensors))
 
 
 def _experts_k_major(b: Any, pad: int) -> Any:
