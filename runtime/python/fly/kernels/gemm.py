@@ -162,9 +162,11 @@ def _workspace(device: Any, values: int, counts: int) -> tuple[Any, Any]:
     kept = _WORKSPACES.setdefault(key, [])
     if kept and kept[-1][0].numel() >= values and kept[-1][1].numel() >= counts:
         return kept[-1]
+    # Grown by twice at least, the counts with the values (one a 64 x 128
+    # tile: split K's tiles).
     grown = 2 * kept[-1][0].numel() if kept else 0
     pair = (torch.zeros(max(values, grown), dtype=torch.float32, device=device),
-            torch.zeros(max(counts, grown // 4096), dtype=torch.int32, device=device))
+            torch.zeros(max(counts, grown // (64 * 128)), dtype=torch.int32, device=device))
     kept.append(pair)
     return pair
 
