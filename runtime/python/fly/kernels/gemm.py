@@ -350,15 +350,33 @@ class _Replay:
         return out
 
 
-def _record(sig: tuple, tensors: tuple, out_made: bool, k_: Any, args: tuple,
+def _tma_ok(out: Any) -> bool:
+    """Whether TMA can store out (TMA_STORE): its start and rows on 16
+    bytes."""
+    return out.data_ptr() % 16 == 0 and out.stride(0) * out.element_size() % 16 == 0
+
+
+def _replayed(call: tuple, tensors: tuple) -> tuple[Any, tuple]:
+    """A call's result where it replays one made before (None otherwise),
+    and its signature and tensors (the result last) for _record."""
+    sig, ptrs = _signature(call, tensors)
+    r = _REPLAYS.get(sig) if sig is not None else None
+    return (r(ptrs, tensors[-1]) if r is not None else None), (sig, tensors)
+
+
+def _record(replay: Optional[tuple], out: Any, out_made: bool, k_: Any, args: tuple,
             split: bool) -> None:
-    """Keep the call of kernel k_ on args for replaying calls of signature
-    sig (tensors: the call's tensors, the result last; out_made: whether the
-    result was made here; split: whether it used a split K workspace, which
-    is its stream's), where every tensor argument is one of the call's or a
-    constant of the library."""
+    """Keep the call of kernel k_ on args for replaying calls of its
+    signature (replay: _replayed's signature and the call's tensors; none
+    without a signature), out its result (out_made: made here), split
+    whether it used a split K workspace (its stream's), where every tensor
+    argument is one of the call's or a constant of the library."""
     import torch
 
+    if replay is None or replay[0] is None:
+        return
+    sig, tensors = replay
+    tensors = (*tensors[:-1], out)
     if len(_REPLAYS) >= _REPLAYS_MAX:
         _REPLAYS.clear()
     consts = {t.data_ptr() for t in (*_STAND_INS.values(), *_ONES.values())}
@@ -428,7 +446,7 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     # Where D's start and rows also lie on 16 bytes, as TMA needs, its tiles
     # are stored by TMA (TMA_STORE: staged in shared memory and stored while
     # the next tile's MMAs run), else from the registers.
-    tma = pair and out.data_ptr() % 16 == 0 and out.stride(0) * out.element_size() % 16 == 0
+    tma = pair and _tma_ok(out)
     # A persistent grid: one block per multiprocessor. Split K runs on
     # 64 x 128 tiles (products of few rows).
     tile = _tile(m, n, sms) if split == 1 else 2
@@ -454,9 +472,7 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
         work, count = (_stand_in(a.device, torch.float32), _stand_in(a.device, torch.int32))
     args = (A, B, out, sa, sb, sms, alpha, bias_arg, c_arg, beta, work, count)
     k_(*args)
-    if replay is not None and replay[0] is not None:
-        sig, tensors = replay
-        _record(sig, (*tensors[:-1], out), out_made, k_, args, split > 1)
+    _record(replay, out, out_made, k_, args, split > 1)
     return out
 
 
@@ -581,13 +597,10 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
     "sm_80" the Ampere one (cp.async, ldmatrix, mma.sync; any GPU from
     8.0; no split_k and no fused epilogue yet); by default the Hopper
     kernel on 9.0 and the Ampere one elsewhere."""
-    tensors = (a, b, bias, c, out)
-    sig, ptrs = _signature(("gemm", activation, alpha, beta, out_dtype, split_k, arch), tensors)
-    r = _REPLAYS.get(sig) if sig is not None else None
-    if r is not None:
-        done = r(ptrs, out)
-        if done is not None:
-            return done
+    done, replay = _replayed(("gemm", activation, alpha, beta, out_dtype, split_k, arch),
+                             (a, b, bias, c, out))
+    if done is not None:
+        return done
     _check_shapes("gemm", a, b)
     if a.dtype != b.dtype or fly_type(a.dtype) not in _INPUTS:
         raise FlyError(f"gemm: a and b are both bfloat16 or both float16, not {a.dtype} and "
@@ -604,7 +617,7 @@ def gemm(a: Any, b: Any, *, bias: Optional[Any] = None, activation: Optional[str
                            Status.ARGUMENTS)
         return _product_sm80(a, b, one, one, out, od)
     return _product("gemm", "gemm", a, b, one, one, out, od, split_k, 64, alpha, bias, activation,
-                    c, beta, replay=(sig, tensors))
+                    c, beta, replay=replay)
 
 
 def _check_fp8_pair(a: Any, b: Any) -> None:
@@ -642,13 +655,10 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
     recognised by their shapes and run blockscale_mm (no split_k)."""
     import torch
 
-    tensors = (a, b, scale_a, scale_b, bias, out)
-    sig, ptrs = _signature(("scaled_mm", activation, out_dtype, split_k), tensors)
-    r = _REPLAYS.get(sig) if sig is not None else None
-    if r is not None:
-        done = r(ptrs, out)
-        if done is not None:
-            return done
+    done, replay = _replayed(("scaled_mm", activation, out_dtype, split_k),
+                             (a, b, scale_a, scale_b, bias, out))
+    if done is not None:
+        return done
     _check_shapes("scaled_mm", a, b)
     _check_fp8_pair(a, b)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
@@ -657,10 +667,10 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
             raise FlyError("scaled_mm: split_k is for per-tensor and rowwise scales, not block "
                            "scales", Status.ARGUMENTS)
         return _blockscale_product("scaled_mm", a, b, scale_a, scale_b, bias, activation, out, od,
-                                   (sig, tensors))
+                                   replay)
     sa, sb, rowwise = _scales(scale_a, scale_b, a.shape[0], b.shape[1], a.device)
     return _product("scaled_mm", "scaled_mm", a, b, sa, sb, out, od, split_k, 128, 1.0, bias,
-                    activation, rowwise=rowwise, replay=(sig, tensors))
+                    activation, rowwise=rowwise, replay=replay)
 
 
 # The K extent of a block scale (both operands') and of the blockscale
@@ -758,8 +768,7 @@ def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
     # D stored by TMA where its start and rows lie on 16 bytes (as gemm's),
     # but for a 64-row tile with a bias (its consumer's registers hold not
     # both: ptxas spills).
-    tma = (pair and out.data_ptr() % 16 == 0 and out.stride(0) * out.element_size() % 16 == 0 and
-           not (bias is not None and _BLOCKSCALE_TILES[tile]["BM"] == 64))
+    tma = pair and _tma_ok(out) and not (bias is not None and _BLOCKSCALE_TILES[tile]["BM"] == 64)
     key = ("blockscale_mm", od, tile, pair, tma, bias is None, act, device)
     k_ = _KERNELS.get(key)
     if k_ is None:
@@ -768,9 +777,7 @@ def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
         k_ = _KERNELS[key] = kernel("blockscale_mm", consts, device)
     args = (A, B, out, sa, sb, sms, bias_arg)
     k_(*args)
-    if replay is not None and replay[0] is not None:
-        sig, tensors = replay
-        _record(sig, (*tensors[:-1], out), out_made, k_, args, False)
+    _record(replay, out, out_made, k_, args, False)
     return out
 
 
@@ -800,17 +807,14 @@ def blockscale_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[
     scales (recognised by their shapes) and calls this."""
     import torch
 
-    tensors = (a, b, scale_a, scale_b, bias, out)
-    sig, ptrs = _signature(("blockscale_mm", activation, out_dtype), tensors)
-    r = _REPLAYS.get(sig) if sig is not None else None
-    if r is not None:
-        done = r(ptrs, out)
-        if done is not None:
-            return done
+    done, replay = _replayed(("blockscale_mm", activation, out_dtype),
+                             (a, b, scale_a, scale_b, bias, out))
+    if done is not None:
+        return done
     _check_shapes("blockscale_mm", a, b)
     od = out_dtype or (out.dtype if out is not None else torch.bfloat16)
     return _blockscale_product("blockscale_mm", a, b, scale_a, scale_b, bias, activation, out, od,
-                               (sig, tensors))
+                               replay)
 
 
 def _experts_k_major(b: Any, pad: int) -> Any:
