@@ -21,8 +21,10 @@ C (M x N) row-major in the input type (bf16 for fp8):
   that together they exceed four times the L2 cache, each launch taking
   the next copy;
 * each implementation runs once to warm up (Triton autotunes then), then
-  CUDA events time batches of launches and the median batch's time per
-  launch is kept; every implementation writes into a preallocated C;
+  CUDA events time batches of launches, the implementations' batches in
+  turn (so a GPU that slows as it warms, capped by power, slows them
+  alike), and each one's median batch time per launch is kept; every
+  implementation writes into a preallocated C;
 * TFLOP/s = 2 M N K / time. The table's last columns are Fly over cuBLAS
   and over Triton, and the geometric means over the sweep; lines
   "bench NAME VALUE UNIT" feed tests/gpu/run.py's table.
@@ -58,23 +60,30 @@ def shapes(quick: bool):
     return out
 
 
-def time_launches(torch, fn, n_inputs: int, batches: int = 10) -> float:
-    """Median seconds per launch: fn(i) launches on the i-th input copy."""
-    fn(0)
-    torch.cuda.synchronize()
+def time_launches(torch, fns: dict, n_inputs: int, batches: int = 10) -> dict:
+    """Median seconds per launch of each of fns (name -> fn(i), launching
+    on the i-th input copy), their batches timed in turn; a function that
+    raises is reported and left out."""
     per = max(n_inputs, 5)
-    times = []
-    i = 0
-    for _ in range(batches):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(per):
-            fn(i % n_inputs)
-            i += 1
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3 / per)
-    return statistics.median(times)
+    times: dict = {}
+    live = {}
+    for name, fn in fns.items():
+        try:
+            fn(0)
+            torch.cuda.synchronize()
+            live[name] = fn
+        except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+            print(f"# {name}: {type(e).__name__}: {e}", flush=True)
+    for b in range(batches):
+        for name, fn in live.items():
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            for j in range(per):
+                fn((b * per + j) % n_inputs)
+            e.record()
+            e.synchronize()
+            times.setdefault(name, []).append(s.elapsed_time(e) / 1e3 / per)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def impls(torch, dtype_name: str, fk, only: set):
@@ -167,13 +176,10 @@ def run(torch, dtype_name, m, n, k, fns) -> dict:
     A = [mk(m, k, dt_a) for _ in range(copies)]
     W = [mk(n, k, dt_w) for _ in range(copies)]
     C = torch.empty(m, n, device="cuda", dtype=torch.bfloat16 if fp8 else dt_a)
-    res = {}
-    for name, fn in fns.items():
-        try:
-            t = time_launches(torch, lambda i: fn(A[i], W[i], C), copies)
-            res[name] = 2 * m * n * k / t / 1e12
-        except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
-            print(f"# {dtype_name} {m}x{n}x{k} {name}: {type(e).__name__}: {e}", flush=True)
+    print(f"# {dtype_name} {m}x{n}x{k}", flush=True)
+    calls = {name: (lambda i, fn=fn: fn(A[i], W[i], C)) for name, fn in fns.items()}
+    times = time_launches(torch, calls, copies)
+    res = {name: 2 * m * n * k / t / 1e12 for name, t in times.items()}
     del A, W, C
     torch.cuda.empty_cache()
     return res
