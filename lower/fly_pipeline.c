@@ -94,8 +94,15 @@ static MlirPassManager *cached_pm(FlyMlir *m, const char *text) {
   return NULL;
 }
 
+/* Whether the pass managers verify the module after each pass (FLYC_VERIFY_EACH,
+   or dumping each stage): a debugging aid. Otherwise the traced kernels are
+   verified as they are made (fly_trace) and the lowered module once, after
+   the last pass (fly_pipeline_compile); verifying after each of the dozen
+   passes cost a twentieth of a large kernel's compile. */
+static bool verify_each(const char *dump) { return dump || getenv("FLYC_VERIFY_EACH") != NULL; }
+
 /* Runs a pipeline text on the module; false with the reason in *why. */
-static bool run_text(FlyMlir *m, MlirModule module, const char *text, char **why) {
+static bool run_text(FlyMlir *m, MlirModule module, const char *text, bool verify, char **why) {
   bool timing = getenv("FLYC_PASS_TIMING") != NULL;
   MlirPassManager *kept = timing ? NULL : cached_pm(m, text);
   if (kept) {
@@ -121,6 +128,7 @@ static bool run_text(FlyMlir *m, MlirModule module, const char *text, char **why
     return false;
   }
   free(err_text);
+  mlirPassManagerEnableVerifier(pm, verify);
   if (timing)
     mlirPassManagerEnableTiming(pm);
   ok = mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(module)));
@@ -167,8 +175,9 @@ static void dump_module(const char *dir, int *n, const char *name, MlirModule mo
 /* The pipeline, one stage at a time with a dump after each, or at once. */
 static bool run_stages(FlyMlir *m, MlirModule module, const char *text, const char *dump, int *n,
                        char **why) {
+  bool verify = verify_each(dump);
   if (!dump)
-    return run_text(m, module, text, why);
+    return run_text(m, module, text, verify, why);
   dump_module(dump, n, "origin", module);
   const char *s = text;
   while (*s) {
@@ -183,7 +192,7 @@ static bool run_stages(FlyMlir *m, MlirModule module, const char *text, const ch
     snprintf(stage, sizeof stage, "%.*s", (int)(e - s), s);
     size_t k = strcspn(stage, "{(");
     snprintf(name, sizeof name, "%.*s", (int)(k < 100 ? k : 100), stage);
-    if (!run_text(m, module, stage, why))
+    if (!run_text(m, module, stage, verify, why))
       return false;
     dump_module(dump, n, name, module);
     s = *e ? e + 1 : e;
@@ -349,6 +358,13 @@ char *fly_pipeline_compile(FlyMlir *m, MlirModule module, const FlyTarget *targe
   int n = 0;
   if (!run_stages(m, module, text, dump, &n, why))
     return NULL;
+  if (!mlirOperationVerify(mlirModuleGetOperation(module))) {
+    /* A pass's bug: the verifier's messages say what is wrong. */
+    *why = fly_mlir_take_messages(m);
+    if (!*why)
+      *why = strdup("the lowered module does not verify");
+    return NULL;
+  }
   fly_lower_tensor_map_args(module);
   if (inspect && inspect->fn)
     inspect->fn(module, inspect->ctx);
