@@ -242,6 +242,19 @@ FlyrtStatus flyrtEventElapsed(FlyrtEvent start, FlyrtEvent end, float *ms) {
 /* The most dynamic shared memory a kernel gets without asking. */
 enum { DEFAULT_SHARED = 48 * 1024 };
 
+/* Whether a tensor parameter before the i-th holds ptr in this launch's
+   slots (so it has passed the check of GPU memory already). */
+static bool checked_earlier(const Kernel *k, const uint64_t *slots, uint32_t i, const void *ptr) {
+  for (uint32_t j = 0; j < i; j++) {
+    const Param *q = &k->params[j];
+    void *other;
+    memcpy(&other, &slots[q->first_arg], sizeof other);
+    if (q->info.kind == FLYRT_PARAM_TENSOR && other == ptr && ptr)
+      return true;
+  }
+  return false;
+}
+
 FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, FlyrtStream st,
                               const FlyrtLaunchConfig *override) {
   Kernel *k = h.ptr;
@@ -264,14 +277,24 @@ FlyrtStatus flyrtKernelLaunch(FlyrtKernel h, const FlyrtArg *args, int nargs, Fl
                       k->name, k->module->target);
   if ((s = d->driver->bind(d)))
     return s;
+  /* Each tensor is GPU memory of the kernel's GPU: the driver is asked once
+     for each pointer, a call that was most of a small launch's host time.
+     Not again for a pointer the parameter held at the kernel's last launch
+     (checked then), nor for one an earlier parameter of this launch holds
+     (as PyTorch's allocator keeps its memory, a library's repeated calls
+     pass the same few pointers). */
   for (uint32_t i = 0; i < k->rec.nparams; i++) {
-    const Param *p = &k->params[i];
+    Param *p = &k->params[i];
     if (p->info.kind != FLYRT_PARAM_TENSOR)
       continue;
     void *ptr;
     memcpy(&ptr, &slots[p->first_arg], sizeof ptr);
-    if ((s = d->driver->check_pointer(d, ptr, k->name, p->info.name)))
+    if (ptr && atomic_load_explicit(&p->checked, memory_order_relaxed) == (uintptr_t)ptr)
+      continue;
+    if (!checked_earlier(k, slots, i, ptr) &&
+        (s = d->driver->check_pointer(d, ptr, k->name, p->info.name)))
       return s;
+    atomic_store_explicit(&p->checked, (uintptr_t)ptr, memory_order_relaxed);
   }
   /* Its tensor maps, encoded for this launch (a CPU call each, no
      allocation) or kept from a launch with the same arguments, in place of

@@ -114,6 +114,10 @@ typedef struct Param {
   FlyrtParamInfo info;
   uint32_t first_arg; /* in the function's argument list */
   int dyn_shape, dyn_stride;
+  /* A tensor's pointer the driver found GPU memory of the kernel's GPU at
+     the kernel's last launch (0: none): a launch with the same one does not
+     ask again. */
+  _Atomic uintptr_t checked;
 } Param;
 
 typedef struct Image Image;

@@ -127,6 +127,7 @@ static FlyrtStatus read_params(const FlyBundle *b, Kernel *k) {
   for (uint32_t i = 0; i < k->rec.nparams; i++) {
     FlyBundleParam r = fly_bundle_param(b, k->rec.first_param + i);
     Param *p = &k->params[i];
+    atomic_init(&p->checked, 0);
     p->info.name = fly_bundle_string(b, r.name);
     p->info.kind = (FlyrtParamKind)r.kind;
     p->info.dtype = (FlyrtDtype)r.dtype;

@@ -245,6 +245,9 @@ static void errors(void) {
                      flyrtTensor1D(A, FLYRT_F32, n)};
   expect_error("host pointer", flyrtKernelLaunch(k, args, 3, NULL, NULL), FLYRT_ERROR_ARGUMENTS,
                "is not GPU memory");
+  /* Refused again: a pointer is kept as checked only once it passes. */
+  expect_error("host pointer again", flyrtKernelLaunch(k, args, 3, NULL, NULL),
+               FLYRT_ERROR_ARGUMENTS, "is not GPU memory");
   expect_error("argument count", flyrtKernelLaunch(k, args, 2, NULL, NULL), FLYRT_ERROR_ARGUMENTS,
                "takes 3 arguments, 2 given");
   FlyrtKernel missing;

@@ -3,7 +3,9 @@
  * clusters launches through cuLaunchKernelEx with its cluster shape as an
  * attribute, one without through cuLaunchKernel as before, and a grid that
  * is not made of whole clusters is refused before the driver sees it. A
- * tensor map is encoded once for the same arguments, launch after launch. */
+ * tensor map is encoded once for the same arguments, launch after launch,
+ * and a pointer is checked once (GPU memory of the kernel's GPU) while its
+ * parameter holds it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@ typedef struct FakeLaunch {
   unsigned grid[3], block[3], shared, cluster[3];
   int nattrs;
   int encodes;
+  int checks;
 } FakeLaunch;
 const FakeLaunch *fake_cuda_last_launch(void);
 
@@ -136,6 +139,32 @@ static void tensor_maps_kept(void **state) {
   flyrtModuleDestroy(m);
 }
 
+/* The driver is asked about a pointer once while a parameter keeps it from
+   launch to launch, and once a launch however many parameters hold it; a
+   new pointer is asked about. */
+static void pointers_checked_once(void **state) {
+  (void)state;
+  FlyrtModule m = module_of("tests/cli/compile/golden/mbarrier.fly", "sm_90");
+  FlyrtKernel k = kernel_of(m, "exchange");
+  const FakeLaunch *l = fake_cuda_last_launch();
+  FlyrtLaunchConfig c = {{1, 1, 1}, {128, 1, 1}, 0};
+  FlyrtArg args[2] = {flyrtTensor1D(fake(0x210000), FLYRT_F32, 128),
+                      flyrtTensor1D(fake(0x220000), FLYRT_F32, 128)};
+  int before = l->checks;
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, &c), FLYRT_SUCCESS);
+  assert_int_equal(l->checks - before, 2);
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, &c), FLYRT_SUCCESS);
+  assert_int_equal(l->checks - before, 2);
+  args[1] = flyrtTensor1D(fake(0x230000), FLYRT_F32, 128);
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, &c), FLYRT_SUCCESS);
+  assert_int_equal(l->checks - before, 3);
+  /* One new pointer in both parameters: one question. */
+  args[0] = args[1] = flyrtTensor1D(fake(0x240000), FLYRT_F32, 128);
+  assert_int_equal(flyrtKernelLaunch(k, args, 2, NULL, &c), FLYRT_SUCCESS);
+  assert_int_equal(l->checks - before, 4);
+  flyrtModuleDestroy(m);
+}
+
 static void plain_launch(void **state) {
   (void)state;
   FlyrtModule m = module_of("tests/cli/compile/golden/mbarrier.fly", "sm_90");
@@ -170,6 +199,7 @@ int main(void) {
       cmocka_unit_test(cluster_launch),
       cmocka_unit_test(plain_launch),
       cmocka_unit_test(tensor_maps_kept),
+      cmocka_unit_test(pointers_checked_once),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   flyrtDeviceDestroy(device);

@@ -276,8 +276,8 @@ class BoundLaunch:
     over on tensors of the same shapes, strides and types, which it has
     checked (a library's hot path: the packing of every argument is what a
     small launch spends most of its host time on). libflyrt still checks
-    each pointer (GPU memory of the kernel's GPU) and runs the launch rule
-    at each launch; the stream is PyTorch's current one by default."""
+    each new pointer (GPU memory of the kernel's GPU) and runs the launch
+    rule at each launch; the stream is PyTorch's current one by default."""
 
     def __init__(self, kernel: Kernel, args: tuple, rebind: tuple[int, ...]) -> None:
         if len(args) != kernel._nargs:

@@ -1,8 +1,8 @@
 /* fake_cuda.c — a stand-in for the CUDA driver (libcuda.so.1) for
  * unit.flyrt_cuda: one device of compute capability 9.0 whose calls all
  * succeed and do nothing, except that each launch is recorded for the test
- * to read back through fake_cuda_last_launch, and tensor maps encoded are
- * counted. Only what libflyrt's CUDA
+ * to read back through fake_cuda_last_launch, and tensor maps encoded and
+ * pointers asked about are counted. Only what libflyrt's CUDA
  * back end calls is here, with the prototypes it declares. */
 #include <stdint.h>
 #include <string.h>
@@ -18,6 +18,7 @@ typedef struct FakeLaunch {
   unsigned grid[3], block[3], shared, cluster[3];
   int nattrs;
   int encodes; /* cuTensorMapEncodeTiled calls so far */
+  int checks;  /* cuPointerGetAttributes calls so far */
 } FakeLaunch;
 
 static FakeLaunch last;
@@ -115,6 +116,7 @@ CUresult cuLaunchKernelEx(const Config *c, CUfunction f, void **p, void **e) {
 /* Every pointer is memory of device 0 (CU_MEMORYTYPE_DEVICE). */
 CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **out, CUdeviceptr p) {
   (void)p;
+  last.checks++;
   for (unsigned i = 0; i < n; i++) {
     if (attrs[i] == 2)
       *(unsigned *)out[i] = 2;
