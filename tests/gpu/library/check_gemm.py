@@ -245,13 +245,16 @@ def main() -> int:
     # Split K by default (few rows whose tiles leave most multiprocessors
     # idle, a long K): the parts meet in a workspace that the last part of
     # each tile leaves zeros for the next call; TMA-stored and offset D,
-    # each output type, fp8.
+    # each output type, fp8; on 64 x 64 tiles in two parts (N 2600 to
+    # 4096) and on 64 x 128 tiles in up to eight (N 520).
     for (m, n, k), od, offset, pad in (((1, 4096, 11008), torch.bfloat16, 0, 0),
                                        ((16, 4096, 14336), torch.bfloat16, 8, 8),
+                                       ((16, 2600, 8192), torch.float32, 2, 6),
                                        ((7, 520, 4096), torch.float32, 4, 4),
                                        ((64, 4104, 8192), torch.bfloat16, 2, 6)):
         one(c, m, n, k, torch.bfloat16, od, "rows", "weight", offset, pad)
     one_scaled(c, 16, 4096, 8192, torch.bfloat16, 8, 8)
+    one_scaled(c, 16, 4096, 16384, torch.bfloat16, 8, 8)
     # Split K asked for: partial parts and tiles.
     for split, (m, n, k), od in ((2, (16, 4097, 1000), torch.bfloat16),
                                  (4, (333, 517, 4097), torch.float32),

@@ -99,9 +99,14 @@ def _tile(m: int, n: int, sms: int) -> int:
       of them at 128 x 11008 gave 0.67.
     * else 128 x 256 where its tiles fill at least half of them (0.95-1.2
       of cuBLAS from 1024 rows);
-    * else, for up to 64 rows, 64 x 128 (0.7-1.06 of cuBLAS at 1 and 16
-      rows: B streamed from memory, which the wider tile reads no slower
-      than 64 x 64);
+    * else, for up to 64 rows, 64 x 64 where 64 x 128 tiles would leave
+      more than half of the multiprocessors idle and 64 x 64 tiles fill a
+      quarter or more (_few_rows_square: at N 4096, 64 tiles against 32,
+      0.93-1.15 of cuBLAS against 0.90-1.00 at 1 to 64 rows of K 4096,
+      the same lead at K 11008 and 14336, and split K from there), else 64
+      x 128 (0.7-1.06 of cuBLAS at 1 and 16 rows of N 11008 and 14336: B
+      streamed from memory, which the wider tile reads no slower than 64 x
+      64);
     * else 64 x 64 (12 stages) where its tiles fill the rounds better by
       5 % or more, else 64 x 128: at 128 rows 1.0-1.1 of cuBLAS at N 4096
       (64 x 64), 0.96 against 0.87 at N 11008 (64 x 64), 0.95 against 0.90
@@ -114,7 +119,7 @@ def _tile(m: int, n: int, sms: int) -> int:
     if wide >= sms // 2:
         return 0
     if m <= 64:
-        return 2
+        return 3 if _few_rows_square(n, sms) else 2
     rows = -(-m // 64)
     wide64, square64 = rows * -(-n // 128), rows * -(-n // 64)
     return 3 if _filled(square64, sms) > _filled(wide64, sms) + 0.05 else 2
@@ -126,22 +131,47 @@ def _filled(tiles: int, sms: int) -> float:
     return tiles / (_rounds(tiles, sms) * sms)
 
 
-def _split(split_k: Optional[int], m: int, n: int, k: int, bk: int, sms: int,
+def _few_rows_square(n: int, sms: int) -> bool:
+    """Whether a product of up to 64 rows runs on 64 x 64 tiles: its 64 x
+    128 tiles leave more than half of the multiprocessors idle, and its 64
+    x 64 tiles fill a quarter of them or more (fewer, and split K on 64 x
+    128 tiles keeps more of them busy)."""
+    return -(-n // 128) < sms // 2 and -(-n // 64) >= sms // 4
+
+
+# Split K on 64 x 64 tiles (few rows) cuts K in two where each part keeps
+# at least this many K steps: at 1 and 16 rows of N 4096 on an H100, two
+# parts of 112 steps (K 14336 of bf16; 56 of fp8) beat one tile's whole K,
+# one of 64 steps (K 4096 of bf16) or 86 (K 11008 of fp8) beat two parts
+# (the parts' meeting costs about 45 steps).
+_SQUARE_SPLIT_STEPS = 48
+
+
+def _split(split_k: Optional[int], tile: int, m: int, n: int, k: int, bk: int, sms: int,
            auto: bool) -> int:
-    """The parts K is cut in: split_k when given (1, 2, 4 or 8); else, where
-    auto allows it (a plain product of a K-contiguous b), for up to 64 rows
-    whose 64 x 128 tiles leave more than half of the multiprocessors idle,
-    the most parts (up to 8) whose units still fit one round, each of at
-    least 8 K steps (at 1 and 16 rows of 4096 x 11008 and 4096 x 14336:
-    32 tiles, 4 parts); else 1."""
+    """The parts K is cut in: split_k when given (1, 2, 4 or 8; on 64 x 128
+    tiles); else, where auto allows it (a plain product of a K-contiguous
+    b):
+    * on 64 x 64 tiles (tile 3) of up to 16 rows, two parts where their
+      units fit one round and each part keeps _SQUARE_SPLIT_STEPS K steps;
+    * for up to 64 rows on 64 x 128 tiles that leave more than half of the
+      multiprocessors idle (N too narrow for 64 x 64 tiles to fill a
+      quarter), the most parts (up to 8) whose units still fit one round,
+      each of at least 8 K steps;
+    else 1."""
     if split_k is not None:
         if split_k not in (1, 2, 4, 8):
             raise FlyError(f"gemm: split_k is 1, 2, 4 or 8, not {split_k}", Status.ARGUMENTS)
         return split_k
-    tiles = -(-n // 128)
-    if not auto or m > 64 or tiles >= sms // 2:
+    if not auto or m > 64:
         return 1
     steps = -(-k // bk)
+    if tile == 3:
+        tiles = -(-n // 64)
+        return 2 if m <= 16 and 2 * tiles <= sms and steps >= 2 * _SQUARE_SPLIT_STEPS else 1
+    tiles = -(-n // 128)
+    if tile != 2 or tiles >= sms // 2:
+        return 1
     for parts in (8, 4, 2):
         if tiles * parts <= sms and steps >= 8 * parts:
             return parts
@@ -162,11 +192,11 @@ def _workspace(device: Any, values: int, counts: int) -> tuple[Any, Any]:
     kept = _WORKSPACES.setdefault(key, [])
     if kept and kept[-1][0].numel() >= values and kept[-1][1].numel() >= counts:
         return kept[-1]
-    # Grown by twice at least, the counts with the values (one a 64 x 128
-    # tile: split K's tiles).
+    # Grown by twice at least, the counts with the values (one a 64 x 64
+    # tile: split K's smallest).
     grown = 2 * kept[-1][0].numel() if kept else 0
     pair = (torch.zeros(max(values, grown), dtype=torch.float32, device=device),
-            torch.zeros(max(counts, grown // (64 * 128)), dtype=torch.int32, device=device))
+            torch.zeros(max(counts, grown // (64 * 64)), dtype=torch.int32, device=device))
     kept.append(pair)
     return pair
 
@@ -423,7 +453,10 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     fused = bias is not None or act != 0 or c is not None
     sms = sm_count(a.device)
     pad = 16 // a.element_size()
-    split = _split(split_k, m, n, k, bk, sms,
+    # A persistent grid: one block per multiprocessor. Split K asked for
+    # runs on 64 x 128 tiles.
+    tile = _tile(m, n, sms) if split_k in (None, 1) else 2
+    split = _split(split_k, tile, m, n, k, bk, sms,
                    not fused and not rowwise and not (_n_major(b, pad) and entry == "gemm"))
     if split > 1 and (fused or rowwise):
         raise FlyError(f"{name}: split_k is for plain products: no bundle is built for one with "
@@ -447,9 +480,6 @@ def _product(name: str, entry: str, a: Any, b: Any, sa: Any, sb: Any, out: Optio
     # are stored by TMA (TMA_STORE: staged in shared memory and stored while
     # the next tile's MMAs run), else from the registers.
     tma = pair and _tma_ok(out)
-    # A persistent grid: one block per multiprocessor. Split K runs on
-    # 64 x 128 tiles (products of few rows).
-    tile = _tile(m, n, sms) if split == 1 else 2
     # The kernel of these choices, found once (the call's cost on the host
     # matters to products of few rows).
     key = (entry, a.dtype, b.dtype, od, tile, bk, pair, tma, split, bias is None, act, c is None,
