@@ -22,9 +22,9 @@ C (M x N) row-major in the input type (bf16 for fp8):
   the next copy;
 * each implementation runs once to warm up (Triton autotunes then), then
   CUDA events time batches of launches, the implementations' batches in
-  turn (so a GPU that slows as it warms, capped by power, slows them
-  alike), and each one's median batch time per launch is kept; every
-  implementation writes into a preallocated C;
+  turn (so clocks that move under the power cap during a run move for
+  all of them alike), and each one's median batch time per launch is
+  kept; every implementation writes into a preallocated C;
 * TFLOP/s = 2 M N K / time. The table's last columns are Fly over cuBLAS
   and over Triton, and the geometric means over the sweep; lines
   "bench NAME VALUE UNIT" feed tests/gpu/run.py's table.
@@ -63,7 +63,7 @@ def shapes(quick: bool):
 def time_launches(torch, fns: dict, n_inputs: int, batches: int = 10) -> dict:
     """Median seconds per launch of each of fns (name -> fn(i), launching
     on the i-th input copy), their batches timed in turn; a function that
-    raises is reported and left out."""
+    raises, warming up or later, is reported and left out."""
     per = max(n_inputs, 5)
     times: dict = {}
     live = {}
@@ -75,13 +75,19 @@ def time_launches(torch, fns: dict, n_inputs: int, batches: int = 10) -> dict:
         except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
             print(f"# {name}: {type(e).__name__}: {e}", flush=True)
     for b in range(batches):
-        for name, fn in live.items():
+        for name, fn in list(live.items()):
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            for j in range(per):
-                fn((b * per + j) % n_inputs)
-            e.record()
-            e.synchronize()
+            try:
+                s.record()
+                for j in range(per):
+                    fn((b * per + j) % n_inputs)
+                e.record()
+                e.synchronize()
+            except Exception as err:  # noqa: BLE001 - reported, not fatal
+                print(f"# {name}: {type(err).__name__}: {err}", flush=True)
+                del live[name]
+                times.pop(name, None)
+                continue
             times.setdefault(name, []).append(s.elapsed_time(e) / 1e3 / per)
     return {name: statistics.median(t) for name, t in times.items()}
 
