@@ -179,8 +179,12 @@ char *fly_codegen(MlirOperation gpu_module, const FlyCodegenTarget *target, FlyC
     failure(report, "the module does not translate to LLVM IR", NULL);
   } else if (tm) {
     set_layout(mod, tm);
-    if (optimise(mod, tm, t->opt_level, report) && report->errors == 0)
-      out = emit(mod, tm, kind, len, report);
+    if (optimise(mod, tm, t->opt_level, report) && report->errors == 0) {
+      if (fly_codegen_split_phis(mod))
+        out = emit(mod, tm, kind, len, report);
+      else
+        failure(report, "out of memory", NULL);
+    }
   }
   if (tm)
     LLVMDisposeTargetMachine(tm);

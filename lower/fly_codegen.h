@@ -56,4 +56,10 @@ char *fly_codegen(MlirOperation gpu_module, const FlyCodegenTarget *target, FlyC
                   size_t *len, FlyCodegenReport *report);
 void fly_codegen_report_release(FlyCodegenReport *report);
 
+/* fly_codegen_phis.c: each phi of a struct (of structs) of scalars split
+   into a phi per field, after the optimiser, for the instruction selector.
+   False when out of memory. */
+struct LLVMOpaqueModule;
+bool fly_codegen_split_phis(struct LLVMOpaqueModule *mod);
+
 #endif

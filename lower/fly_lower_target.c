@@ -148,6 +148,7 @@ bool fly_lower_to_target(FlyMlir *m, MlirOperation root, bool amd) {
   for (int i = o.n - 1; i >= 0 && ok; i--)
     if (kept[i] && unused(o.ops[i]))
       mlirOperationDestroy(o.ops[i]);
+  ok = ok && fly_lower_carry(m, root);
   free(kept);
   free(o.ops);
   fly_algebra_release(&A);

@@ -13,6 +13,8 @@
  *   fly_lower_gemm.c     an MMA of fragments as the atom's instructions
  *   fly_lower_wgmma.c    Hopper's wgmma, A and B read from shared memory
  *                        through descriptors derived from their layouts
+ *   fly_lower_carry.c    loops carry wgmma's accumulator structs, not the
+ *                        vector fly.gemm gives
  *   fly_lower_nvvm.c     NVIDIA's hooks: mma.sync, lg2.approx, cvt with a
  *                        rounding, the fp8 cvt of sm_89 and later, atomics
  *                        as PTX where LLVM 22 loses their scope and order
@@ -185,6 +187,15 @@ const FlyType *fly_lower_f8_type(MlirType t);
 void fly_lower_gemm(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);
 /* ---- fly_lower_wgmma.c: fly.gemm of a wgmma atom, A and B in shared memory ---- */
 void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom);
+/* ---- fly_lower_carry.c: accumulators between fly.gemm's vector and wgmma's structs ---- */
+/* A marked conversion of v to `to` (between the vector and the struct, or
+   struct of structs, of the same floats in the same order). */
+MlirValue fly_acc_cast(FlyBuild *b, MlirValue v, MlirType to);
+/* Whether v is a marked conversion's result, and its input. */
+bool fly_acc_cast_input(MlirValue v, MlirValue *from);
+/* After the rewrites: loops carry the structs their MMAs give, conversions
+   that undo each other go, and the rest become element moves. */
+bool fly_lower_carry(FlyMlir *m, MlirOperation root);
 /* Elements idx[0..n) of vector v, as a vector (one element: a scalar). */
 MlirValue fly_build_pick(FlyBuild *b, MlirValue v, const int *idx, int n, MlirType elem);
 

@@ -25,6 +25,7 @@
 #include "fly_lower_target.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/LLVM.h"
 
 /* A canonical layout's parameters, in bytes. */
 typedef struct Canonical {
@@ -358,23 +359,33 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
      (it does when its first values come from moves of zeros). */
   bool zero = zero_constant(C);
   /* Each (m, n) tile's values go from one MMA to the next as the struct
-     wgmma gives and takes, out of the accumulator's vector once and back
-     once: a vector rebuilt after each MMA makes chains of element inserts
-     and extracts that LLVM's instruction combiner spent half of a GEMM's
-     compile time folding, and each value moved between struct and vector
-     is an instruction more for its later passes. */
+     wgmma gives and takes. The accumulator's vector is converted to the
+     tiles' structs (a struct of them for more than one) and back by marked
+     conversions, which a loop carrying it and the next fly.gemm undo
+     (fly_lower_carry.c): a vector rebuilt after each MMA made chains of
+     element inserts and extracts that LLVM's passes spent much of a
+     GEMM's compile time on. */
   int tiles = A.ntiles * B.ntiles;
-  MlirType f32 = mlirF32TypeGet(b->m->ctx);
+  MlirType stype = acc_struct(b, vc), ptype = stype;
+  if (tiles > 1) {
+    MlirType *each = malloc((size_t)tiles * sizeof *each);
+    if (!each)
+      return fly_build_error(b, "out of memory");
+    for (int t = 0; t < tiles; t++)
+      each[t] = stype;
+    ptype = mlirLLVMStructTypeLiteralGet(b->m->ctx, tiles, each, false);
+    free(each);
+  }
   MlirValue *held = calloc((size_t)tiles, sizeof *held);
   if (!held)
     return fly_build_error(b, "out of memory");
-  for (int t = 0; t < tiles && !zero; t++) {
-    MlirType stype = acc_struct(b, vc);
-    held[t] = fly_build_op1(b, "llvm.mlir.poison", stype, 0, NULL, 0, NULL);
-    for (int v = 0; v < vc; v++) {
-      MlirNamedAttribute p = position(b, v);
-      MlirValue ops[2] = {held[t], fly_build_extract(b, C, v + vc * t, f32)};
-      held[t] = fly_build_op1(b, "llvm.insertvalue", stype, 2, ops, 1, &p);
+  if (!zero) {
+    MlirValue p;
+    if (!fly_acc_cast_input(C, &p) || !mlirTypeEqual(mlirValueGetType(p), ptype))
+      p = fly_acc_cast(b, C, ptype);
+    for (int t = 0; t < tiles; t++) {
+      MlirNamedAttribute at = position(b, t);
+      held[t] = tiles == 1 ? p : fly_build_op1(b, "llvm.extractvalue", stype, 1, &p, 1, &at);
     }
   }
   for (int k = 0; k < A.nks && !b->failed; k++)
@@ -386,13 +397,16 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
                         zero && k == 0);
       }
     }
-  MlirValue acc = C;
-  for (int t = 0; t < tiles && !b->failed; t++)
-    for (int v = 0; v < vc; v++) {
-      MlirNamedAttribute p = position(b, v);
-      acc = fly_build_insert(b, acc, fly_build_op1(b, "llvm.extractvalue", f32, 1, &held[t], 1, &p),
-                             v + vc * t);
+  MlirValue out = held[0];
+  if (tiles > 1 && !b->failed) {
+    out = fly_build_op1(b, "llvm.mlir.poison", ptype, 0, NULL, 0, NULL);
+    for (int t = 0; t < tiles; t++) {
+      MlirNamedAttribute at = position(b, t);
+      MlirValue v[2] = {out, held[t]};
+      out = fly_build_op1(b, "llvm.insertvalue", ptype, 2, v, 1, &at);
     }
+  }
+  MlirValue acc = b->failed ? C : fly_acc_cast(b, out, tc);
   free(held);
   if (b->failed)
     return;

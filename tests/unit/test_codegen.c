@@ -18,6 +18,9 @@
 #include "fly_codegen.h"
 #include "fly_mlir.h"
 #include "fly_pipeline.h"
+#include "llvm-c/Analysis.h"
+#include "llvm-c/Core.h"
+#include "llvm-c/IRReader.h"
 
 /* A kernel with an 80 KiB shared (LDS) array, in k.fly at line 3. */
 static const char big_lds[] =
@@ -126,11 +129,81 @@ static void nvptx_has_no_limit_in_llvm(void **state) {
   fly_pipeline_report_release(&r);
 }
 
+/* A loop carrying a struct of two floats, a loop exit's struct of structs
+   stored whole, and a switch reaching a block twice (its phi must keep one
+   incoming value for both edges). */
+static const char struct_phis[] =
+    "define void @f(ptr %out, i32 %n, i32 %sel) {\n"
+    "entry:\n"
+    "  %s0 = insertvalue { float, float } poison, float 1.0, 0\n"
+    "  %s1 = insertvalue { float, float } %s0, float 2.0, 1\n"
+    "  br label %loop\n"
+    "loop:\n"
+    "  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n"
+    "  %s = phi { float, float } [ %s1, %entry ], [ %t, %loop ]\n"
+    "  %a = extractvalue { float, float } %s, 0\n"
+    "  %b = extractvalue { float, float } %s, 1\n"
+    "  %a1 = fadd float %a, %b\n"
+    "  %t0 = insertvalue { float, float } poison, float %a1, 0\n"
+    "  %t = insertvalue { float, float } %t0, float %b, 1\n"
+    "  %w0 = insertvalue { { float, float }, { float, float } } poison, { float, float } %t, 0\n"
+    "  %w = insertvalue { { float, float }, { float, float } } %w0, { float, float } %s, 1\n"
+    "  %i1 = add i32 %i, 1\n"
+    "  %done = icmp eq i32 %i1, %n\n"
+    "  br i1 %done, label %exit, label %loop\n"
+    "exit:\n"
+    "  %x = phi { { float, float }, { float, float } } [ %w, %loop ]\n"
+    "  store { { float, float }, { float, float } } %x, ptr %out\n"
+    "  switch i32 %sel, label %end [ i32 0, label %twice\n"
+    "                                i32 1, label %twice ]\n"
+    "twice:\n"
+    "  %y = phi { float, float } [ %t, %exit ], [ %t, %exit ]\n"
+    "  store { float, float } %y, ptr %out\n"
+    "  br label %end\n"
+    "end:\n"
+    "  ret void\n"
+    "}\n";
+
+/* Each struct phi becomes a phi per float, the reads of its fields read
+   those, a struct used whole is put together again, and the module still
+   verifies; the switch's phi stays. */
+static void struct_phis_are_split(void **state) {
+  (void)state;
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(struct_phis, sizeof struct_phis - 1, "struct_phis");
+  LLVMModuleRef mod = NULL;
+  char *msg = NULL;
+  assert_false(LLVMParseIRInContext(ctx, buf, &mod, &msg));
+  assert_true(fly_codegen_split_phis(mod));
+  assert_false(LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg));
+  LLVMDisposeMessage(msg);
+  int floats = 0, structs = 0, reads = 0;
+  LLVMValueRef fn = LLVMGetNamedFunction(mod, "f");
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+      if (LLVMIsAPHINode(i)) {
+        LLVMTypeKind k = LLVMGetTypeKind(LLVMTypeOf(i));
+        floats += k == LLVMFloatTypeKind;
+        structs += k == LLVMStructTypeKind;
+      }
+      /* %a and %b read the loop's phis now, not a struct. */
+      if (LLVMIsAExtractValueInst(i) && LLVMIsAPHINode(LLVMGetOperand(i, 0)))
+        reads++;
+    }
+  assert_int_equal(floats, 2 + 4); /* the loop's 2, the exit's 2 x 2 */
+  assert_int_equal(structs, 1);    /* the switch's */
+  assert_int_equal(reads, 0);
+  LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(lds_limit_is_an_error),
       cmocka_unit_test(within_the_limit_compiles),
       cmocka_unit_test(nvptx_has_no_limit_in_llvm),
+      cmocka_unit_test(struct_phis_are_split),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
