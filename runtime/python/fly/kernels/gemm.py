@@ -708,7 +708,7 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
 _SCALE_BLOCK = 128
 
 # The tiles _blockscale_tile chooses from (BK is the scale block).
-_BLOCKSCALE_TILES = ({"BM": 128, "BN": 128, "STAGES": 6}, {"BM": 64, "BN": 128, "STAGES": 8})
+_BLOCKSCALE_TILES = ({"BM": 128, "BN": 128, "STAGES": 5}, {"BM": 64, "BN": 128, "STAGES": 7})
 
 
 def _blockscale_tile(m: int, n: int, sms: int) -> int:
