@@ -271,7 +271,7 @@ class BlockscaleRules(unittest.TestCase):
     type)."""
 
     def setUp(self) -> None:
-        consts = {"T": "f8e4m3", "TD": "bf16", "BM": 128, "BN": 128, "STAGES": 6, "PAIR": True,
+        consts = {"T": "f8e4m3", "TD": "bf16", "BM": 128, "BN": 128, "STAGES": 5, "PAIR": True,
                   "BIAS": True, "ACT": 0, "TMA_STORE": True}
         self.k = fly.kernels.kernel("blockscale_mm", consts, device=fly.NO_DEVICE,
                                     target="sm_90a")
