@@ -144,21 +144,16 @@ static bool write_out(FlyMlir *m, MlirOperation op, MlirType i32) {
     free(path);
     return false;
   }
-  FlyInsert ip = {mlirOperationGetBlock(op), op};
-  MlirValue acc = fly_mlir_op1(m, ip, loc, "llvm.mlir.poison", to, 0, NULL, 0, NULL);
+  FlyBuild b = {m, {mlirOperationGetBlock(op), op}, loc, i32, false, NULL};
+  MlirValue acc = fly_build_op1(&b, "llvm.mlir.poison", to, 0, NULL, 0, NULL);
   for (int64_t i = 0; i < n; i++) {
     MlirNamedAttribute p = position(m, &path[i]);
-    MlirNamedAttribute c = fly_mlir_named(m, "value", mlirIntegerAttrGet(i32, i));
-    MlirValue at = fly_mlir_op1(m, ip, loc, "llvm.mlir.constant", i32, 0, NULL, 1, &c);
     if (to_vector) {
-      MlirValue e = fly_mlir_op1(m, ip, loc, "llvm.extractvalue", f32, 1, &x, 1, &p);
-      MlirValue v[3] = {acc, e, at};
-      acc = fly_mlir_op1(m, ip, loc, "llvm.insertelement", to, 3, v, 0, NULL);
+      MlirValue e = fly_build_op1(&b, "llvm.extractvalue", f32, 1, &x, 1, &p);
+      acc = fly_build_insert(&b, acc, e, i);
     } else {
-      MlirValue v[2] = {x, at};
-      MlirValue e = fly_mlir_op1(m, ip, loc, "llvm.extractelement", f32, 2, v, 0, NULL);
-      MlirValue w[2] = {acc, e};
-      acc = fly_mlir_op1(m, ip, loc, "llvm.insertvalue", to, 2, w, 1, &p);
+      MlirValue w[2] = {acc, fly_build_extract(&b, x, i, f32)};
+      acc = fly_build_op1(&b, "llvm.insertvalue", to, 2, w, 1, &p);
     }
   }
   free(path);
