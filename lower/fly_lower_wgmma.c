@@ -148,7 +148,7 @@ static uint64_t desc_bits(const Canonical *c) {
 /* An operand: its tile's first element's address (>> 4, as the descriptor
    holds it), its canonical layout, and its tile offsets. */
 typedef struct Operand {
-  MlirValue start; /* i64: the descriptor of tile (0, 0) */
+  MlirValue start; /* i32: the low word of the descriptor of tile (0, 0) */
   Canonical c;
   FlyLayout *tiles, *ks; /* Mt (or Nt) and Kt modes */
   int ntiles, nks;
@@ -171,6 +171,12 @@ static MlirValue i64_const(FlyBuild *b, uint64_t v) {
   char text[32];
   snprintf(text, sizeof text, "%lld", (long long)v);
   return fly_build_constant(b, mlirIntegerTypeGet(b->m->ctx, 64), text);
+}
+
+static MlirValue i32_const(FlyBuild *b, uint32_t v) {
+  char text[32];
+  snprintf(text, sizeof text, "%d", (int)(int32_t)v);
+  return fly_build_constant(b, mlirIntegerTypeGet(b->m->ctx, 32), text);
 }
 
 static bool operand(FlyBuild *b, MlirValue v, int rows, int K, char name, bool transposable,
@@ -213,18 +219,30 @@ static bool operand(FlyBuild *b, MlirValue v, int rows, int K, char name, bool t
   fly_memdesc_free(&d);
   if (!ok)
     return false;
-  /* Shared addresses are below 2^18: the start field holds bits 4..17. */
-  MlirType i64 = mlirIntegerTypeGet(b->m->ctx, 64);
-  MlirValue a = fly_build_op1(b, "llvm.ptrtoint", i64, 1, &ptr, 0, NULL);
-  MlirValue ops[2] = {a, i64_const(b, 4)};
-  a = fly_build_op1(b, "arith.shrui", i64, 2, ops, 0, NULL);
+  /* Shared addresses are below 2^18: the start field holds bits 4..17.
+     The descriptor's low word (start and leading offset) is computed in 32
+     bits and its high word is a constant: built in 64 bits, each tile's
+     descriptor took a 64-bit add (two instructions and a carry) and ptxas
+     moved both words to uniform registers for every MMA. */
+  MlirType i32 = mlirIntegerTypeGet(b->m->ctx, 32);
+  MlirValue a = fly_build_op1(b, "llvm.ptrtoint", i32, 1, &ptr, 0, NULL);
+  MlirValue ops[2] = {a, i32_const(b, 4)};
+  a = fly_build_op1(b, "arith.shrui", i32, 2, ops, 0, NULL);
   ops[0] = a;
-  ops[1] = i64_const(b, 0x3FFF);
-  a = fly_build_op1(b, "arith.andi", i64, 2, ops, 0, NULL);
+  ops[1] = i32_const(b, 0x3FFF);
+  a = fly_build_op1(b, "arith.andi", i32, 2, ops, 0, NULL);
   ops[0] = a;
-  ops[1] = i64_const(b, desc_bits(&o->c));
-  o->start = fly_build_op1(b, "arith.ori", i64, 2, ops, 0, NULL);
+  ops[1] = i32_const(b, (uint32_t)desc_bits(&o->c));
+  o->start = fly_build_op1(b, "arith.ori", i32, 2, ops, 0, NULL);
   return true;
+}
+
+/* The 64-bit descriptor of an operand's tile whose low word is lo. */
+static MlirValue whole_descriptor(FlyBuild *b, const Operand *o, MlirValue lo) {
+  MlirType i64 = mlirIntegerTypeGet(b->m->ctx, 64);
+  MlirValue ops[2] = {fly_build_op1(b, "arith.extui", i64, 1, &lo, 0, NULL),
+                      i64_const(b, desc_bits(&o->c) & ~(uint64_t)0xFFFFFFFF)};
+  return fly_build_op1(b, "arith.ori", i64, 2, ops, 0, NULL);
 }
 
 /* The descriptor of tile (t, k) of an operand of e-byte elements. */
@@ -232,18 +250,19 @@ static MlirValue descriptor(FlyBuild *b, const Operand *o, int t, int k, int e) 
   int64_t ot = 0, ok = 0;
   if (!fly_layout_eval(b->A, o->tiles, t, &ot) || !fly_layout_eval(b->A, o->ks, k, &ok)) {
     fly_build_error(b, "internal error: a wgmma tile offset cannot be evaluated");
-    return o->start;
+    return whole_descriptor(b, o, o->start);
   }
   int64_t bytes = (ot + ok) * e;
   if (bytes == 0)
-    return o->start;
+    return whole_descriptor(b, o, o->start);
   if (bytes % 16) {
     fly_build_error(b, "a wgmma tile starts %lld bytes into its operand: not a multiple of 16",
                     (long long)bytes);
-    return o->start;
+    return whole_descriptor(b, o, o->start);
   }
-  MlirValue ops[2] = {o->start, i64_const(b, (uint64_t)(bytes >> 4))};
-  return fly_build_op1(b, "arith.addi", mlirIntegerTypeGet(b->m->ctx, 64), 2, ops, 0, NULL);
+  MlirValue ops[2] = {o->start, i32_const(b, (uint32_t)(bytes >> 4))};
+  MlirValue lo = fly_build_op1(b, "arith.addi", mlirIntegerTypeGet(b->m->ctx, 32), 2, ops, 0, NULL);
+  return whole_descriptor(b, o, lo);
 }
 
 static const char *wgmma_type(MlirType t) {
