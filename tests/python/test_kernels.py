@@ -271,9 +271,9 @@ class BlockscaleRules(unittest.TestCase):
     type)."""
 
     def setUp(self) -> None:
-        consts = {"T": "f8e4m3", "TD": "bf16", "BM": 128, "BN": 128, "STAGES": 5, "PAIR": True,
-                  "BIAS": True, "ACT": 0, "TMA_STORE": True}
-        self.k = fly.kernels.kernel("blockscale_mm", consts, device=fly.NO_DEVICE,
+        self.consts = {"T": "f8e4m3", "TD": "bf16", "BM": 128, "BN": 128, "STAGES": 5,
+                       "PAIR": True, "BIAS": True, "ACT": 0, "TMA_STORE": True, "CLUSTER": 1}
+        self.k = fly.kernels.kernel("blockscale_mm", self.consts, device=fly.NO_DEVICE,
                                     target="sm_90a")
 
     @staticmethod
@@ -307,6 +307,19 @@ class BlockscaleRules(unittest.TestCase):
         self.assertEqual((cfg.grid[0], cfg.block[0]), (8 * 5, 384))  # 128 x 128 tiles
         cfg = self.k.launch_config(*self.args(m=4096, n=4096, k=4096))
         self.assertEqual(cfg.grid[0], 132)
+
+    def test_clusters_of_two_take_pairs_of_tile_rows(self) -> None:
+        k = fly.kernels.kernel("blockscale_mm", {**self.consts, "CLUSTER": 2},
+                               device=fly.NO_DEVICE, target="sm_90a")
+        # 1100 rows: 5 pairs of 128-row tiles (the last one's second past M)
+        # by 5 columns, a cluster of two blocks each (9 x 5 tiles alone).
+        cfg = k.launch_config(*self.args(m=1100))
+        self.assertEqual((cfg.grid[0], cfg.block[0], k.cluster), (2 * 5 * 5, 384, (2, 1, 1)))
+        cfg = k.launch_config(*self.args(m=8192, n=8192, k=4096, blocks=133))
+        self.assertEqual(cfg.grid[0], 132)                       # whole clusters
+        with self.assertRaises(fly.FlyError) as cm:
+            k.launch_config(*self.args(blocks=1))
+        self.assertIn("blocks is at least a cluster", cm.exception.message)
 
     def test_wrong_scales_are_refused(self) -> None:
         self.refused(self.args(sa=self.f32(1000, 2)), "SA is M x ceil(K / 128)")

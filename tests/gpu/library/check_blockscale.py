@@ -12,10 +12,11 @@ fly.kernels.per_block_quant), B = W^T with W (N, K) by 128 x 128 blocks.
 The inputs' magnitudes vary from block to block (a factor e^(2 g), g
 normal, for each of A's groups and W's blocks), so a scale applied to the
 wrong rows, columns or K block shows. Shapes: M, N, K from 1 to 4097, K
-not a multiple of 128 (a partial last block), every tile the wrapper picks;
-A and W as padded-row and transposed views, scales column-major (torch's),
-row-major and padded; outputs of each type poisoned with NaN inside guard
-regions that must be untouched afterwards, at odd offsets and padded rows.
+not a multiple of 128 (a partial last block), every tile the wrapper picks
+(clusters of two blocks at 8193 x 8200); A and W as padded-row and
+transposed views, scales column-major (torch's), row-major and padded;
+outputs of each type poisoned with NaN inside guard regions that must be
+untouched afterwards, at odd offsets and padded rows.
 
 Tolerance: a product of two e4m3 values is exact in f32, but wgmma adds
 the fp8 products of one K block with fewer bits than f32 (about 14 on
@@ -223,6 +224,16 @@ def main() -> int:
         one(c, 1000, 4104, 1000, od, offset=offset, pad=offset)
         one(c, 17, 520, 777, od, offset=offset, pad=offset)
     one(c, 4097, 4104, 1000, bias=True, activation="silu", offset=8, pad=8)
+    # Clusters of two blocks sharing B's stages (the wrapper's choice from
+    # 30 tiles of 128 x 128 a multiprocessor, paired stores): 65 tile rows
+    # (the last cluster's second block past M), each output type, stores
+    # from the registers (D on 4 bytes), the epilogue; single stores (odd
+    # N) on one block a tile.
+    for od, offset in ((torch.bfloat16, 8), (torch.float16, 8), (torch.float32, 4)):
+        one(c, 8193, 8200, 300, od, offset=offset, pad=offset)
+    one(c, 8193, 8200, 300, offset=2, pad=2)
+    one(c, 8191, 8197, 260, offset=3, pad=5)
+    one(c, 8193, 8200, 1000, bias=True, activation="silu", offset=8, pad=8)
     # Calls of one signature are replayed (fly.kernels.gemm's _REPLAYS):
     # each of three, with fresh operands and scales, gets its own result.
     for _ in range(3):
