@@ -718,8 +718,8 @@ def _blockscale_tile(m: int, n: int, sms: int) -> int:
     multiprocessors (its index in _BLOCKSCALE_TILES): 128 x 128, two
     consumer warpgroups, where those tiles fill the multiprocessors, in
     clusters of two sharing B's stages where there are at least 30 tiles a
-    multiprocessor (L2's traffic then paced the product: 0.89-0.92 of
-    cuBLAS at 8192^3 against 0.86-0.90, 4 % more on 16384 x 11008 and
+    multiprocessor (L2's traffic then paced the product: 0.89-0.93 of
+    cuBLAS at 8192^3 against 0.83-0.91, 4 % more on 16384 x 11008 and
     4096 x 128256, 1-2 % less at 4096^3 and 4096 x 14336), else 64 x 128
     (twice the tiles, for few rows)."""
     tiles = -(-m // 128) * -(-n // 128)
