@@ -713,18 +713,19 @@ _BLOCKSCALE_TILES = ({"BM": 128, "BN": 128, "STAGES": 5, "CLUSTER": 1},
                      {"BM": 128, "BN": 128, "STAGES": 5, "CLUSTER": 2})
 
 
-def _blockscale_tile(m: int, n: int, sms: int) -> int:
+def _blockscale_tile(m: int, n: int, sms: int, pair: bool) -> int:
     """The blockscale kernel's tile for a product of M x N on sms
     multiprocessors (its index in _BLOCKSCALE_TILES): 128 x 128, two
     consumer warpgroups, where those tiles fill the multiprocessors, in
     clusters of two sharing B's stages where there are at least 30 tiles a
     multiprocessor (L2's traffic then paced the product: 0.89-0.93 of
     cuBLAS at 8192^3 against 0.83-0.91, 4 % more on 16384 x 11008 and
-    4096 x 128256, 1-2 % less at 4096^3 and 4096 x 14336), else 64 x 128
-    (twice the tiles, for few rows)."""
+    4096 x 128256, 1-2 % less at 4096^3 and 4096 x 14336; with paired
+    stores, the clusters' bundles), else 64 x 128 (twice the tiles, for
+    few rows)."""
     tiles = -(-m // 128) * -(-n // 128)
     if m > 64 and tiles >= sms:
-        return 2 if tiles >= 30 * sms else 0
+        return 2 if pair and tiles >= 30 * sms else 0
     return 1
 
 
@@ -799,9 +800,7 @@ def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
     B = _k_major(b, 0, 16)  # (N, K)
     pair = n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and out.stride(0) % 2 == 0
     sms = sm_count(device)
-    tile = _blockscale_tile(m, n, sms)
-    if tile == 2 and not pair:
-        tile = 0    # clusters' bundles are built for paired stores only
+    tile = _blockscale_tile(m, n, sms, pair)
     # D stored by TMA where its start and rows lie on 16 bytes (as gemm's),
     # but for a 64-row tile with a bias (its consumer's registers hold not
     # both: ptxas spills).
