@@ -466,6 +466,13 @@ static void run_launch(FlyInterp *I, const FlyNode *launch, void *arg) {
 }
 
 static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
+  const FlyCheckOptions *o = &I->options;
+  /* With --kernel NAME only that kernel is specialised: -D binds its const
+     parameters alone, and the other kernels of the file and its imports
+     (templates nobody asked for, whose consts may not take those values)
+     are not checked. */
+  if (o->only_kernel && strcmp(o->only_kernel, k->str) != 0)
+    return;
   I->kernel = k;
   I->smem_bytes = 0;
   I->smem_at_launch = NULL;
@@ -473,10 +480,8 @@ static void check_kernel(FlyInterp *I, const FlyNode *k, bool *used) {
   I->named_barrier_threads = 0;
   I->named_barrier_at = NULL;
   memset(I->cluster, 0, sizeof I->cluster);
-  const FlyCheckOptions *o = &I->options;
-  bool chosen = !o->only_kernel || strcmp(o->only_kernel, k->str) == 0;
-  bool trace = o->emit && chosen;
-  bool record = o->kernel_info && chosen;
+  bool trace = o->emit != NULL;
+  bool record = o->kernel_info != NULL;
   FlyVal **params = fly_alloc(&I->A, sizeof *params * (size_t)(count_params(k) + 1));
   char *spec = NULL;
   I->emit = NULL;
@@ -608,14 +613,19 @@ bool fly_check_unit(FlyUnit *u, const FlyCheckOptions *o) {
       for (const FlyNode *it = u->trees[order[i]]->kid[0]; it && !I.aborted; it = it->next)
         if (it->kind == FLY_KERNEL)
           check_kernel(&I, it, used);
+    bool missing = false;
     if (o->only_kernel && !I.aborted) {
       FlyGlobal *g = fly_global_find(&I, o->only_kernel, (uint32_t)strlen(o->only_kernel));
-      if (!g || g->decl->kind != FLY_KERNEL)
+      missing = !g || g->decl->kind != FLY_KERNEL;
+      if (missing)
         fly_error(&u->diag, fly_no_span(), "--kernel %s: there is no kernel named '%s'",
                   o->only_kernel, o->only_kernel);
     }
-    for (int i = 0; i < o->ndefines && !I.aborted; i++)
-      if (!used[i])
+    for (int i = 0; i < o->ndefines && !I.aborted && !missing; i++)
+      if (!used[i] && o->only_kernel)
+        fly_error(&u->diag, fly_no_span(), "-D %s: kernel '%s' has no const parameter named '%s'",
+                  o->defines[i].name, o->only_kernel, o->defines[i].name);
+      else if (!used[i])
         fly_error(&u->diag, fly_no_span(), "-D %s: no kernel has a const parameter named '%s'",
                   o->defines[i].name, o->defines[i].name);
   }
