@@ -321,6 +321,33 @@ class BlockscaleRules(unittest.TestCase):
             k.launch_config(*self.args(blocks=1))
         self.assertIn("blocks is at least a cluster", cm.exception.message)
 
+    def test_three_consumer_warpgroups_at_192_rows(self) -> None:
+        k = fly.kernels.kernel("blockscale_mm", {**self.consts, "BM": 192, "STAGES": 4,
+                                                 "BIAS": False, "CLUSTER": 2},
+                               device=fly.NO_DEVICE, target="sm_90a")
+        # 1100 rows: 3 pairs of 192-row tiles by 5 columns; 512 threads.
+        cfg = k.launch_config(*self.args(m=1100))
+        self.assertEqual((cfg.grid[0], cfg.block[0], k.cluster), (2 * 3 * 5, 512, (2, 1, 1)))
+
+    def test_the_wrapper_picks_the_tile_that_fills_the_machine(self) -> None:
+        from fly.kernels.gemm import _BLOCKSCALE_TILES, _blockscale_tile
+
+        def bm(m, n, pair=True, tma=True):
+            t = _BLOCKSCALE_TILES[_blockscale_tile(m, n, 132, pair, tma)]
+            return t["BM"], t["CLUSTER"]
+        # 192 x 128 in clusters where its tiles fill whole waves and few
+        # rows lie past M; by TMA only.
+        for m, n in ((8192, 8192), (16384, 4096), (4096, 14336), (6144, 4096)):
+            self.assertEqual(bm(m, n), (192, 2), (m, n))
+        self.assertEqual(bm(8192, 8192, tma=False), (128, 2))
+        self.assertEqual(bm(8192, 8192, pair=False, tma=False), (128, 1))
+        # 4096^3: the last of 6 waves of 192-row tiles a third full.
+        self.assertEqual(bm(4096, 4096), (128, 1))
+        # 1024 rows: an eighth of three 384-row units past M.
+        self.assertEqual(bm(1024, 128256), (128, 2))
+        # Too few tiles of 128 rows for the machine: 64 rows.
+        self.assertEqual(bm(128, 4096), (64, 1))
+
     def test_wrong_scales_are_refused(self) -> None:
         self.refused(self.args(sa=self.f32(1000, 2)), "SA is M x ceil(K / 128)")
         self.refused(self.args(sa=self.f32(999, 3)), "SA is M x ceil(K / 128)")

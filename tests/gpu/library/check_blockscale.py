@@ -13,10 +13,11 @@ The inputs' magnitudes vary from block to block (a factor e^(2 g), g
 normal, for each of A's groups and W's blocks), so a scale applied to the
 wrong rows, columns or K block shows. Shapes: M, N, K from 1 to 4097, K
 not a multiple of 128 (a partial last block), every tile the wrapper picks
-(clusters of two blocks at 8193 x 8200); A and W as padded-row and
-transposed views, scales column-major (torch's), row-major and padded;
-outputs of each type poisoned with NaN inside guard regions that must be
-untouched afterwards, at odd offsets and padded rows.
+(clusters of two blocks at 8193 x 8200 and 1280 x 50688) and the
+192-row tile on one block; A and W as padded-row and transposed views,
+scales column-major (torch's), row-major and padded; outputs of each type
+poisoned with NaN inside guard regions that must be untouched afterwards,
+at odd offsets and padded rows.
 
 Tolerance: a product of two e4m3 values is exact in f32, but wgmma adds
 the fp8 products of one K block with fewer bits than f32 (about 14 on
@@ -163,6 +164,32 @@ def one(c: Checks, m: int, n: int, k: int, out_dtype=torch.bfloat16, a_form: str
     check(c, what, d, ref, mag, out_dtype)
 
 
+def one_block_tiles_of_192(c: Checks) -> None:
+    """The kernel itself with tiles of 192 x 128 on one block each (a
+    registry bundle the wrapper does not pick): 4096^3, 32 K steps over 4
+    stages, 704 tiles on the multiprocessors, several products in a row.
+    Its three scale warps once took turns counted within each tile, and a
+    warp coming back to a stage after 5 steps (past a tile's end) wrote its
+    scales while the consumers still read the step before: a launch
+    failure on the first product here."""
+    m = n = k = 4096
+    qa, sa = quant_groups(varied(m, k, 1))
+    qw, sw = quant_blocks(varied(n, k, BLOCK))
+    da, dw = dequant(qa, sa, 1), dequant(qw, sw, BLOCK)
+    ref, mag = da @ dw.t(), da.abs() @ dw.abs().t()
+    kern = fk.kernel("blockscale_mm", {"T": "f8e4m3", "TD": "bf16", "BM": 192, "BN": 128,
+                                       "STAGES": 4, "PAIR": True, "BIAS": False, "ACT": 0,
+                                       "TMA_STORE": True, "CLUSTER": 1})
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    stand_in = torch.zeros(1, dtype=torch.bfloat16, device="cuda")
+    for rep in range(3):
+        d = Guarded((m, n), torch.bfloat16, offset=8, row_stride=n + 8)
+        kern(qa, qw, d.tensor, sa, sw, sms, stand_in)
+        torch.cuda.synchronize()
+        check(c, f"{m}x{n}x{k} tiles of 192 x 128 on one block each, product {rep + 1} of 3",
+              d, ref, mag, torch.bfloat16)
+
+
 def empty_k(c: Checks) -> None:
     """K = 0: no products, the result is the bias (or zeros)."""
     a = torch.empty((5, 0), dtype=F8, device="cuda")
@@ -224,16 +251,23 @@ def main() -> int:
         one(c, 1000, 4104, 1000, od, offset=offset, pad=offset)
         one(c, 17, 520, 777, od, offset=offset, pad=offset)
     one(c, 4097, 4104, 1000, bias=True, activation="silu", offset=8, pad=8)
-    # Clusters of two blocks sharing B's stages (the wrapper's choice from
-    # 30 tiles of 128 x 128 a multiprocessor, paired stores): 65 tile rows
-    # (the last cluster's second block past M), each output type, stores
-    # from the registers (D on 4 bytes), the epilogue; single stores (odd
-    # N) on one block a tile.
+    # Clusters of two blocks sharing B's stages. Tiles of 192 x 128 (three
+    # consumer warpgroups; the wrapper's choice where they fill the
+    # machine, D stored by TMA): 8193 rows are 22 clusters' pairs of tile
+    # rows, the last pair's first tile with 1 row in its third consumer's
+    # slab and its second wholly past M; each output type, 32 K steps (a
+    # block's scale warps turn over its tiles), the epilogue. Tiles of 128
+    # x 128 (30 or more a multiprocessor): D stored from the registers (D
+    # on 4 bytes), and by TMA at 1280 x 50688 (a sixth of 192-row
+    # clusters' rows past M). Single stores (odd N): one block a tile.
     for od, offset in ((torch.bfloat16, 8), (torch.float16, 8), (torch.float32, 4)):
         one(c, 8193, 8200, 300, od, offset=offset, pad=offset)
-    one(c, 8193, 8200, 300, offset=2, pad=2)
-    one(c, 8191, 8197, 260, offset=3, pad=5)
+    one(c, 4097, 8200, 4096, offset=8, pad=8)
     one(c, 8193, 8200, 1000, bias=True, activation="silu", offset=8, pad=8)
+    one(c, 8193, 8200, 300, offset=2, pad=2)
+    one(c, 1280, 50688, 300, offset=8, pad=8)
+    one(c, 8191, 8197, 260, offset=3, pad=5)
+    one_block_tiles_of_192(c)
     # Calls of one signature are replayed (fly.kernels.gemm's _REPLAYS):
     # each of three, with fresh operands and scales, gets its own result.
     for _ in range(3):

@@ -707,26 +707,51 @@ def scaled_mm(a: Any, b: Any, scale_a: Any, scale_b: Any, *, bias: Optional[Any]
 # kernel's K step.
 _SCALE_BLOCK = 128
 
-# The tiles _blockscale_tile chooses from (BK is the scale block).
+# The tiles _blockscale_tile chooses from (BK is the scale block). 192 x 128
+# has three consumer warpgroups (OVERLAP false, the kernel's default there).
 _BLOCKSCALE_TILES = ({"BM": 128, "BN": 128, "STAGES": 5, "CLUSTER": 1},
                      {"BM": 64, "BN": 128, "STAGES": 7, "CLUSTER": 1},
-                     {"BM": 128, "BN": 128, "STAGES": 5, "CLUSTER": 2})
+                     {"BM": 128, "BN": 128, "STAGES": 5, "CLUSTER": 2},
+                     {"BM": 192, "BN": 128, "STAGES": 4, "CLUSTER": 2})
+
+# How much faster a multiprocessor runs the blockscale kernel's 192 x 128
+# tiles in clusters of two than 128 x 128 ones, all else equal: 1.04-1.07
+# from the ratios timed over ten shapes once each one's waste
+# (_blockscale_work) is taken out.
+_BLOCKSCALE_192_GAIN = 1.05
 
 
-def _blockscale_tile(m: int, n: int, sms: int, pair: bool) -> int:
+def _blockscale_work(m: int, n: int, sms: int, bm: int, cluster: int) -> float:
+    """The part of a product of M x N in tiles of bm x 128 that is D's: the
+    persistent grid's sms / cluster clusters walk units of cluster tile
+    rows by one tile column, so the last round's idle clusters (_filled)
+    and the tiles' parts past D's edges are waste."""
+    units = -(-m // (bm * cluster)) * -(-n // 128)
+    return m * n / (units * bm * cluster * 128) * _filled(units, max(1, sms // cluster))
+
+
+def _blockscale_tile(m: int, n: int, sms: int, pair: bool, tma: bool) -> int:
     """The blockscale kernel's tile for a product of M x N on sms
-    multiprocessors (its index in _BLOCKSCALE_TILES): 128 x 128, two
-    consumer warpgroups, where those tiles fill the multiprocessors, in
-    clusters of two sharing B's stages where there are at least 30 tiles a
-    multiprocessor (L2's traffic then paced the product: 0.89-0.93 of
-    cuBLAS at 8192^3 against 0.83-0.91, 4 % more on 16384 x 11008 and
-    4096 x 128256, 1-2 % less at 4096^3 and 4096 x 14336; with paired
-    stores, the clusters' bundles), else 64 x 128 (twice the tiles, for
-    few rows)."""
+    multiprocessors (its index in _BLOCKSCALE_TILES), D stored in pairs
+    (pair) and by TMA (tma) or not. 128 x 128, two consumer warpgroups,
+    where those tiles fill the multiprocessors, in clusters of two sharing
+    B's stages where there are at least 30 tiles a multiprocessor (L2's
+    traffic then paced the product: 0.89-0.93 of cuBLAS at 8192^3 against
+    0.83-0.91); else 64 x 128 (twice the tiles, for few rows). 192 x 128 in
+    clusters of two (stored by TMA: from registers it ran 8-15 % slower)
+    where its speed times the part of its work that is D's beats 128 x
+    128's: 1.01-1.08 of cuBLAS against 0.92-1.02 on products of 7.8 or more
+    of its tiles a multiprocessor with few rows past M; 0.93 at 4096^3
+    (5.3 tiles: the last of 6 waves a third full) and 0.92 at 1024 x
+    128256 (an eighth of the rows past M), where 128 x 128 is kept."""
     tiles = -(-m // 128) * -(-n // 128)
-    if m > 64 and tiles >= sms:
-        return 2 if pair and tiles >= 30 * sms else 0
-    return 1
+    if m <= 64 or tiles < sms:
+        return 1
+    tile = 2 if pair and tiles >= 30 * sms else 0
+    if pair and tma and (_BLOCKSCALE_192_GAIN * _blockscale_work(m, n, sms, 192, 2) >
+                         _blockscale_work(m, n, sms, 128, _BLOCKSCALE_TILES[tile]["CLUSTER"])):
+        return 3
+    return tile
 
 
 def _blocks(x: int) -> int:
@@ -800,11 +825,12 @@ def _blockscale_product(name: str, a: Any, b: Any, scale_a: Any, scale_b: Any,
     B = _k_major(b, 0, 16)  # (N, K)
     pair = n % 2 == 0 and out.data_ptr() % (2 * out.element_size()) == 0 and out.stride(0) % 2 == 0
     sms = sm_count(device)
-    tile = _blockscale_tile(m, n, sms, pair)
+    tma_ok = pair and _tma_ok(out)
+    tile = _blockscale_tile(m, n, sms, pair, tma_ok)
     # D stored by TMA where its start and rows lie on 16 bytes (as gemm's),
     # but for a 64-row tile with a bias (its consumer's registers hold not
     # both: ptxas spills).
-    tma = pair and _tma_ok(out) and not (bias is not None and _BLOCKSCALE_TILES[tile]["BM"] == 64)
+    tma = tma_ok and not (bias is not None and _BLOCKSCALE_TILES[tile]["BM"] == 64)
     key = ("blockscale_mm", od, tile, pair, tma, bias is None, act, device)
     k_ = _KERNELS.get(key)
     if k_ is None:
