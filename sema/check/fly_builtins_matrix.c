@@ -17,6 +17,7 @@
  * the thread and value counts, every point checked: a pairing of atom and
  * MMA that no layout describes is refused. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,6 +362,39 @@ static const FlyAtomId stores[] = {FLY_ATOM_NV_STMATRIX_X4, FLY_ATOM_NV_STMATRIX
                                    FLY_ATOM_NV_STMATRIX_X2, FLY_ATOM_NV_STMATRIX_X2_TRANS,
                                    FLY_ATOM_NV_STMATRIX_X1, FLY_ATOM_NV_STMATRIX_X1_TRANS};
 
+/* A choice of smem_copy_X made before: the copy depends only on the
+   operand, the MMA's atom and warps, the tile's layout, swizzle and
+   element type (the target is the session's), so `key` spells those. */
+typedef struct FlySmemCopyChoice {
+  struct FlySmemCopyChoice *next;
+  const char *key;
+  const FlyVal *value;
+} FlySmemCopyChoice;
+
+static const char *choice_key(FlyInterp *I, char operand, const FlyObject *mma, const FlyLayout *L,
+                              int run, const FlyType *elem) {
+  FlyAlgebra *A = &I->A;
+  char *warps = fly_layout_str(A, mma->layout), *tile = fly_layout_str(A, L);
+  char *type = fly_type_str(A, elem);
+  if (!warps || !tile || !type)
+    return NULL;
+  size_t n = strlen(warps) + strlen(tile) + strlen(type) + 64;
+  char *key = fly_alloc(A, n);
+  if (key)
+    snprintf(key, n, "%c %p %s %s %d %s", operand, (const void *)mma->base->object.atom, warps,
+             tile, run, type);
+  return key;
+}
+
+static const FlyVal *remember(FlyInterp *I, const char *key, const FlyVal *v) {
+  FlySmemCopyChoice *c = key && v ? fly_alloc(&I->A, sizeof *c) : NULL;
+  if (c) {
+    *c = (FlySmemCopyChoice){I->smem_copies, key, v};
+    I->smem_copies = c;
+  }
+  return v;
+}
+
 static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char operand) {
   char fn[16];
   snprintf(fn, sizeof fn, "smem_copy_%c", operand);
@@ -381,6 +415,10 @@ static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char oper
     return fly_err(I, a->node[1], "%s needs a shared tile whose layout is known at compile time",
                    fn);
   int run = s->tensor.swizzled && s->tensor.swizzle.bits > 0 ? 1 << s->tensor.swizzle.base : 0;
+  const char *key = choice_key(I, operand, mma, L, run, elem);
+  for (const FlySmemCopyChoice *c = key ? I->smem_copies : NULL; c; c = c->next)
+    if (strcmp(c->key, key) == 0)
+      return c->value;
   const FlyAtomId *ids = operand == 'C' ? stores : loads;
   if (fly_type_bits(elem) == 16 && elem->kind == FLY_TY_SCALAR)
     for (int k = 0; k < 6; k++) {
@@ -389,7 +427,7 @@ static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char oper
       if (!fly_atom_available(atom, I->target) || lay_over(I, atom, mma, operand, &tv))
         continue;
       if (fly_matrix_rows_fit(I, L, run, tv, operand == 'C'))
-        return new_tiled(I, fly_copy_atom_value(I, atom, 128, elem), tv);
+        return remember(I, key, new_tiled(I, fly_copy_atom_value(I, atom, 128, elem), tv));
     }
   fly_algebra_clear_error(&I->A);
   /* No warp-wide atom fits: each thread copies its own values, pairs of
@@ -401,7 +439,7 @@ static const FlyVal *smem_copy_operand(FlyInterp *I, const FlyArgs *a, char oper
   if (why)
     return fly_err(I, a->call, "%s: no copy can be laid over operand %c of this MMA: %s", fn,
                    operand, why);
-  return new_tiled(I, fly_copy_atom_value(I, universal, bits, elem), tv);
+  return remember(I, key, new_tiled(I, fly_copy_atom_value(I, universal, bits, elem), tv));
 }
 
 const FlyVal *fly_builtin_smem_copy_A(FlyInterp *I, const FlyArgs *a) {

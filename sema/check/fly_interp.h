@@ -145,6 +145,10 @@ typedef struct FlyInterp {
   struct FlyKernelInfo *kernel_info;
   const FlyTensorMap **tmaps;
   int ntmaps;
+  /* smem_copy_A/B/C's choices so far, by what they depend on
+     (fly_builtins_matrix.c): a choice checks every value of the tile, and
+     an epilogue asks again for each chunk it stores. */
+  struct FlySmemCopyChoice *smem_copies;
 } FlyInterp;
 
 /* ---- sessions and messages (fly_interp.c) ------------------------------------ */
