@@ -220,16 +220,90 @@ static const FlyVal *eval_unary(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   return fly_unary(I, (FlyOp)e->op, fly_eval(I, s, k), e);
 }
 
+/* Whether evaluating e can neither fault nor touch memory: names,
+   literals, members (thread_idx.x) and operators other than / and %, which
+   computing where the left side of && or || has decided costs nothing but
+   an instruction. Calls and indexing (a load, an atomic, a helper) and
+   divisions are not. */
+static bool harmless(const FlyNode *e) {
+  switch (e->kind) {
+  case FLY_INT:
+  case FLY_FLOAT:
+  case FLY_BOOL:
+  case FLY_STRING:
+  case FLY_NAME:
+    return true;
+  case FLY_UNARY:
+  case FLY_CAST:
+  case FLY_MEMBER:
+    return harmless(e->kid[0]);
+  case FLY_BINARY:
+    return e->op != FLY_OP_DIV && e->op != FLY_OP_MOD && harmless(e->kid[0]) && harmless(e->kid[1]);
+  case FLY_TUPLE:
+    for (const FlyNode *k = e->kid[0]; k; k = k->next)
+      if (!harmless(k))
+        return false;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* `a && b` or `a || b` with a runtime a, b computed only where a has not
+   decided: the branch where it decides gives its value, the other a op b
+   (= b there). */
+typedef struct RightSide {
+  FlyScope *s;
+  const FlyNode *e;
+  const FlyVal *a;
+} RightSide;
+
+static bool right_side(FlyInterp *I, void *arg, FlyOutcome *o) {
+  const RightSide *r = arg;
+  const FlyVal *b = fly_eval(I, r->s, r->e->kid[1]);
+  const FlyVal *v = b ? fly_binary(I, (FlyOp)r->e->op, r->a, b, r->e) : NULL;
+  fly_take_outcome(I, v, o);
+  return v != NULL;
+}
+
+static bool decided(FlyInterp *I, void *arg, FlyOutcome *o) {
+  const RightSide *r = arg;
+  fly_take_outcome(I, fly_val_bool(r->e->op == FLY_OP_OR), o);
+  return true;
+}
+
+static const FlyVal *short_circuit(FlyInterp *I, FlyScope *s, const FlyNode *e, const FlyVal *a) {
+  if (!fly_runtime_condition(I, a, e->kid[0]))
+    return NULL;
+  RightSide r = {s, e, a};
+  bool is_and = e->op == FLY_OP_AND;
+  FlyChoice ch = {
+      .cond = a,
+      .at = e,
+      .meeting = {e, {e->kid[0], is_and ? "the left side of &&" : "the left side of ||"}, NULL},
+      .loop = NULL,
+      .then_branch = is_and ? right_side : decided,
+      .else_branch = is_and ? decided : right_side,
+      .arg = &r};
+  FlyOutcome out;
+  return fly_choose(I, &ch, &out) ? out.value : NULL;
+}
+
 static const FlyVal *eval_binary(FlyInterp *I, FlyScope *s, const FlyNode *e) {
   const FlyVal *a = fly_eval(I, s, e->kid[0]);
   if (!a)
     return NULL;
   /* && and || skip their right side when the left decides, as in C: a
      compile-time guard such as `N > 0 && M % N == 0` then never divides by
-     zero. */
-  if ((e->op == FLY_OP_AND || e->op == FLY_OP_OR) && a->kind == FLY_V_BOOL &&
-      a->i == (e->op == FLY_OP_OR))
+     zero, and `i < n && X[i].load() > 0` never reads X[n]. A runtime left
+     side makes a branch (scf.if) around a right side that could fault or
+     touch memory; a harmless one is computed either way. A launch block's
+     program computes both (docs: require). */
+  bool logical = e->op == FLY_OP_AND || e->op == FLY_OP_OR;
+  if (logical && a->kind == FLY_V_BOOL && a->i == (e->op == FLY_OP_OR))
     return a;
+  if (logical && a->kind == FLY_V_RUNTIME && !I->in_launch && !harmless(e->kid[1]))
+    return short_circuit(I, s, e, a);
   const FlyVal *b = fly_eval(I, s, e->kid[1]);
   return fly_binary(I, (FlyOp)e->op, a, b, e);
 }
