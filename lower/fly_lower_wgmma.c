@@ -16,7 +16,9 @@
  * ((N, K), Nt, Kt) of B, each tile the slice one instruction reads, and the
  * accumulator ((2, 2, N/8), Mt, Nt) in registers. Each (m, n, k) tile is one
  * instruction; the accumulator of a tile goes in and out as the struct of
- * N/2 floats the instruction's inline PTX binds to registers. */
+ * N/2 floats the instruction's inline PTX binds to registers. The RS atoms
+ * take A from registers instead: the thread's fragment ((2, 2, 2), Mt, Kt),
+ * four 32-bit registers a tile (issue_rs). */
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -319,6 +321,76 @@ static MlirValue issue(FlyBuild *b, const FlyAtom *atom, MlirValue da, MlirValue
   return fly_build_op1(b, "nvvm.wgmma.mma_async", stype, 3, ops, na, a);
 }
 
+/* One wgmma.mma_async with A from registers (an RS atom), as inline PTX:
+   MLIR's nvvm.wgmma.mma_async takes descriptors only. `a` holds the
+   fragment's values, 8 a thread for each (m, k) tile in the fragment's
+   order ((2, 2, 2) values, then the tiles), and the 8 of this tile from
+   `first` on go two to a 32-bit register, a0..a3 of the PTX ISA's
+   fragment. The accumulator's n floats are outputs tied to inputs (none
+   with `zero`: scale-d false, not read). */
+static MlirValue issue_rs(FlyBuild *b, const FlyAtom *atom, MlirValue a, int first, MlirValue db,
+                          MlirValue in, int n, MlirType ta, const Operand *B, bool zero) {
+  MlirType stype = acc_struct(b, n);
+  MlirType pair = mlirVectorTypeGet(1, (int64_t[]){2}, ta);
+  MlirValue ops[4 + 1 + 1];
+  for (int j = 0; j < 4; j++) {
+    MlirValue v = fly_build_op1(b, "llvm.mlir.poison", pair, 0, NULL, 0, NULL);
+    for (int h = 0; h < 2; h++)
+      v = fly_build_insert(b, v, fly_build_extract(b, a, first + 2 * j + h, ta), h);
+    ops[j] = fly_build_op1(b, "llvm.bitcast", b->i32, 1, &v, 0, NULL);
+  }
+  ops[4] = db;
+  int nops = 5;
+  if (!zero)
+    ops[nops++] = in;
+  /* The text: {$0..$n-1} the accumulator, then A's registers and B's
+     descriptor; tied inputs (the accumulator's, one operand a float of the
+     struct) come last. */
+  size_t cap = 64 * (size_t)n + 512;
+  char *text = malloc(cap), *cons = malloc(cap);
+  if (!text || !cons) {
+    free(text);
+    free(cons);
+    fly_build_error(b, "out of memory");
+    return in;
+  }
+  int at = snprintf(text, cap,
+                    "{\n.reg .pred p;\nsetp.ne.b32 p, %d, 0;\n"
+                    "wgmma.mma_async.sync.aligned.m%dn%dk%d.f32.%s.%s {",
+                    zero ? 0 : 1, atom->m, atom->n, atom->k, wgmma_type(ta), wgmma_type(ta));
+  int ct = 0;
+  for (int i = 0; i < n; i++) {
+    at += snprintf(text + at, cap - (size_t)at, "%s$%d", i ? ", " : "", i);
+    ct += snprintf(cons + ct, cap - (size_t)ct, "%s=f", i ? "," : "");
+  }
+  at += snprintf(text + at, cap - (size_t)at, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;\n}", n,
+                 n + 1, n + 2, n + 3, n + 4, B->c.mn_major ? 1 : 0);
+  ct += snprintf(cons + ct, cap - (size_t)ct, ",r,r,r,r,l");
+  for (int i = 0; !zero && i < n; i++)
+    ct += snprintf(cons + ct, cap - (size_t)ct, ",%d", i);
+  MlirNamedAttribute attrs[3] = {
+      fly_mlir_named(b->m, "asm_string", fly_mlir_str_attr(b->m, text)),
+      fly_mlir_named(b->m, "constraints", fly_mlir_str_attr(b->m, cons)),
+      fly_mlir_named(b->m, "has_side_effects", mlirUnitAttrGet(b->m->ctx))};
+  free(text);
+  free(cons);
+  /* A struct input is passed as its n floats. */
+  MlirValue *args = malloc(sizeof *args * (size_t)(5 + (zero ? 0 : n)));
+  if (!args) {
+    fly_build_error(b, "out of memory");
+    return in;
+  }
+  for (int i = 0; i < 5; i++)
+    args[i] = ops[i];
+  for (int i = 0; !zero && i < n; i++) {
+    MlirNamedAttribute pos = position(b, i);
+    args[5 + i] = fly_build_op1(b, "llvm.extractvalue", mlirF32TypeGet(b->m->ctx), 1, &in, 1, &pos);
+  }
+  MlirValue r = fly_build_op1(b, "llvm.inline_asm", stype, 5 + (zero ? 0 : n), args, 3, attrs);
+  free(args);
+  return r;
+}
+
 /* Whether v is a constant vector of zeros (+0.0: what zeros_like makes):
    the result of an operation of no operands whose `value` is a splat of
    +0.0, whichever dialect's constant it is. */
@@ -340,28 +412,48 @@ static bool zero_constant(MlirValue v) {
 }
 
 void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
-  MlirValue C = mlirOperationGetOperand(op, 3);
-  MlirType ta = fly_elem_of(mlirValueGetType(mlirOperationGetOperand(op, 1)));
+  MlirValue C = mlirOperationGetOperand(op, 3), Ain = mlirOperationGetOperand(op, 1);
+  /* An RS atom's A: the thread's fragment, a vector of 8 values for each
+     of its (m, k) tiles. */
+  bool rs = fly_wgmma_a_in_registers(atom);
+  MlirType ta = fly_elem_of(mlirValueGetType(Ain));
   MlirType tb = fly_elem_of(mlirValueGetType(mlirOperationGetOperand(op, 2)));
   FlyMemType mta, mtb;
-  if (!fly_memtype_read(b->m, mlirValueGetType(mlirOperationGetOperand(op, 1)), &mta))
+  if (!rs && !fly_memtype_read(b->m, mlirValueGetType(Ain), &mta))
     return fly_build_error(b, "internal error: wgmma's A is not a memref");
+  if (rs && !mlirTypeIsAVector(mlirValueGetType(Ain)))
+    return fly_build_error(b, "internal error: an RS wgmma's A is not a vector");
   if (!fly_memtype_read(b->m, mlirValueGetType(mlirOperationGetOperand(op, 2)), &mtb)) {
-    fly_memtype_free(&mta);
+    if (!rs)
+      fly_memtype_free(&mta);
     return fly_build_error(b, "internal error: wgmma's B is not a memref");
   }
-  ta = mta.elem;
+  if (!rs) {
+    ta = mta.elem;
+    fly_memtype_free(&mta);
+  }
   tb = mtb.elem;
-  fly_memtype_free(&mta);
   fly_memtype_free(&mtb);
   int e = fly_lower_type_bytes(ta);
-  Operand A, B;
+  Operand A = {0}, B;
   if (!wgmma_type(ta) || !wgmma_type(tb) ||
-      !operand(b, mlirOperationGetOperand(op, 1), atom->m, atom->k, 'A', true, &A) ||
+      (!rs && !operand(b, Ain, atom->m, atom->k, 'A', true, &A)) ||
       !operand(b, mlirOperationGetOperand(op, 2), atom->n, atom->k, 'B', true, &B)) {
     if (!b->failed)
       fly_build_error(b, "internal error: wgmma operands of unexpected types");
     return;
+  }
+  if (rs) {
+    /* The fragment's tiles: 8 values each, B's K tiles by as many M tiles
+       as that leaves. */
+    int64_t na = mlirShapedTypeGetDimSize(mlirValueGetType(Ain), 0);
+    if (na % (8 * B.nks) != 0)
+      return fly_build_error(b,
+                             "wgmma's A fragment has %lld values, not 8 for each of B's %d K "
+                             "tiles and some M tiles",
+                             (long long)na, B.nks);
+    A.ntiles = (int)(na / (8 * B.nks));
+    A.nks = B.nks;
   }
   int vc = atom->m * atom->n / atom->threads;
   MlirType tc = mlirValueGetType(C);
@@ -412,8 +504,10 @@ void fly_lower_wgmma(FlyBuild *b, MlirOperation op, const FlyAtom *atom) {
       MlirValue db = descriptor(b, &B, n, k, e);
       for (int m = 0; m < A.ntiles && !b->failed; m++) {
         int t = m + A.ntiles * n;
-        held[t] = issue(b, atom, descriptor(b, &A, m, k, e), db, held[t], vc, ta, tb, &A, &B,
-                        zero && k == 0);
+        held[t] = rs ? issue_rs(b, atom, Ain, 8 * (m + A.ntiles * k), db, held[t], vc, ta, &B,
+                                zero && k == 0)
+                     : issue(b, atom, descriptor(b, &A, m, k, e), db, held[t], vc, ta, tb, &A, &B,
+                             zero && k == 0);
       }
     }
   MlirValue out = held[0];

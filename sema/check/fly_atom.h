@@ -90,6 +90,15 @@ const char *fly_atom_targets(const FlyAtom *a);
    both: whether they may differ is `mixes`). */
 static inline bool fly_atom_takes(const FlyAtom *a, FlyTypeCode c) { return (a->inputs >> c) & 1u; }
 
+/* Whether a wgmma atom takes A from registers (its A layout gives each
+   thread values of its own: the "RS" atoms) rather than from shared memory
+   through a descriptor (every thread names the whole slice: its A layout's
+   thread mode is the warpgroup's 128 threads at stride 0). */
+static inline bool fly_wgmma_a_in_registers(const FlyAtom *a) {
+  return a->kind == FLY_ATOM_MMA && a->mma == FLY_MMA_NV_WGMMA && a->tv[0][0] == '(' &&
+         a->tv[0][1] == '(';
+}
+
 /* Whether a copy atom moves a warp's 8x8 matrices (ldmatrix, stmatrix). */
 static inline bool fly_atom_is_matrix(const FlyAtom *a) {
   return a->kind == FLY_ATOM_COPY && (a->copy == FLY_COPY_LDMATRIX || a->copy == FLY_COPY_STMATRIX);

@@ -718,9 +718,35 @@ static const FlyType *operand_type(FlyInterp *I, const FlyArgs *a, int i) {
 
 /* gemm with a wgmma atom: A and B are read by the MMA from shared memory
    (their partitions by the tiled MMA, each thread naming its warpgroup's
-   whole tile), C is the accumulator's value. */
+   whole tile), C is the accumulator's value; with an RS atom A is the
+   thread's fragment in registers, as for mma.sync. */
 static const FlyVal *wgmma(FlyInterp *I, const FlyArgs *a, const FlyObject *atom) {
-  for (int i = 1; i <= 2; i++) {
+  bool rs = fly_wgmma_a_in_registers(atom->atom);
+  const FlyVal *args[4] = {a->v[0], a->v[1], a->v[2], a->v[3]};
+  if (rs) {
+    const FlyVal *v = a->v[1];
+    if (v->kind == FLY_V_TENSOR && v->tensor.space != FLY_SPACE_REGISTER)
+      return fly_err(I, a->node[1],
+                     "%s takes A from registers: pass the thread's fragment "
+                     "(thr.partition_fragment_A, filled by a copy or a store) or its values, "
+                     "not %s",
+                     atom->atom->name, fly_val_describe(&I->A, v));
+    const FlyType *t = operand_type(I, a, 1);
+    if (!t)
+      return NULL;
+    const FlyType *e = t->kind == FLY_TY_VEC ? t->elem : t;
+    if (!fly_type_equal(e, fly_mma_elem(atom, 'A')))
+      return fly_err_mma_type(I, a->node[1], atom, 'A', "this fragment holds", e);
+    /* A fragment goes in as its values, as rA.load() would give them. */
+    if (v->kind == FLY_V_TENSOR) {
+      FlyOrigin o = {a->node[1], "the values of wgmma's A fragment"};
+      args[1] =
+          fly_emit_value(I, fly_val_runtime(&I->A, t, o), FLY_OPCODE_LOAD, 1, &a->v[1], a->node[1]);
+      if (!args[1])
+        return NULL;
+    }
+  }
+  for (int i = rs ? 2 : 1; i <= 2; i++) {
     const FlyVal *v = a->v[i];
     if (v->kind != FLY_V_TENSOR || v->tensor.space != FLY_SPACE_SHARED)
       return fly_err(I, a->node[i],
@@ -741,7 +767,7 @@ static const FlyVal *wgmma(FlyInterp *I, const FlyArgs *a, const FlyObject *atom
     return fly_err(I, a->node[3], "the MMA takes %s here, not %s", fly_type_str(&I->A, atom->acc),
                    fly_type_str(&I->A, e));
   FlyOrigin o = {a->call, "the result of an MMA"};
-  return fly_emit_value(I, fly_val_runtime(&I->A, tc, o), FLY_OPCODE_GEMM, 4, a->v, a->call);
+  return fly_emit_value(I, fly_val_runtime(&I->A, tc, o), FLY_OPCODE_GEMM, 4, args, a->call);
 }
 
 const FlyVal *fly_builtin_gemm(FlyInterp *I, const FlyArgs *a) {
