@@ -277,7 +277,9 @@ class BoundLaunch:
     checked (a library's hot path: the packing of every argument is what a
     small launch spends most of its host time on). libflyrt still checks
     each new pointer (GPU memory of the kernel's GPU) and runs the launch
-    rule at each launch; the stream is PyTorch's current one by default."""
+    rule at each launch; the stream is PyTorch's current one by default.
+    The tensors packed once are held by the bound launch, so that their
+    memory outlives it."""
 
     def __init__(self, kernel: Kernel, args: tuple, rebind: tuple[int, ...]) -> None:
         if len(args) != kernel._nargs:
@@ -295,6 +297,9 @@ class BoundLaunch:
                            f"place at each launch), not arrays read through DLPack",
                            Status.ARGUMENTS)
         self._at = tuple(i * ARG_SIZE + _DATA_AT for i in rebind)
+        # The arguments packed for good (not rebound at each launch) are
+        # held, so that their memory lives as long as the packed pointers.
+        self._held = tuple(x for i, x in enumerate(args) if i not in rebind)
         # One launch at a time patches the buffer.
         self._lock = threading.Lock()
 

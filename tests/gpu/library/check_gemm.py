@@ -218,6 +218,31 @@ def replays(c: Checks) -> None:
         want = 0 if how == "copied" else 1
         c.ok(f"replayed calls {m}x{n}x{k} ({how}): three calls, each its own result",
              not bad and kept == want, f"max error {worst:.3g}, {kept} replays kept (want {want})")
+    # Split K's workspace: a larger product replaces the stream's, the
+    # older living on in the replayed call bound with it (its results stay
+    # right), and freed once that replay is dropped.
+    import gc
+    import weakref
+
+    def split_call(n):
+        a, w = rand((16, 4096), bf), rand((n, 4096), bf)
+        d = fk.gemm(a, w.t(), split_k=2)
+        ref, mag = reference(a, w.t())
+        torch.cuda.synchronize()
+        err = (d.to(torch.float64) - ref).abs()
+        return bool((err <= 1e-2 * ref.abs() + 1e-2 * mag).all())
+    key = (torch.device("cuda", torch.cuda.current_device()),
+           torch.cuda.current_stream().cuda_stream)
+    g._WORKSPACES.pop(key, None)  # the checks before grew it: start small
+    ok = split_call(4096) and split_call(4096)
+    first = weakref.ref(g._WORKSPACES[key][0])
+    ok = ok and split_call(8192) and g._WORKSPACES[key][0] is not first()
+    ok = ok and first() is not None and split_call(4096) and split_call(4096)
+    g._REPLAYS.clear()
+    gc.collect()
+    c.ok("split K's workspace: replaced when it grows, the older held by its replayed call "
+         "(right results) and freed with it", ok and first() is None,
+         f"results right: {ok}, older freed: {first() is None}")
     a = rand((16, 64), bf)
     k_ = next(iter(g._KERNELS.values()))
     c.raises("a bound launch rebinding a scalar",

@@ -180,24 +180,27 @@ def _split(split_k: Optional[int], tile: int, m: int, n: int, k: int, bk: int, s
 
 # Split K's meeting places, by GPU and stream: Work (f32) and Count (i32),
 # zeros, which each launch leaves zeros again; launches on one stream run
-# in turn, so they share them. One grown for a larger product is a new
-# pair: the older stay (a replayed call may still use them).
-_WORKSPACES: dict[Any, list] = {}
+# in turn, so they share them. One grown for a larger product replaces the
+# older pair, which lives on only while a replayed call's bound launch
+# holds it (BoundLaunch keeps what it packed); freed, its memory goes back
+# to PyTorch's allocator in the stream's order, after the launches that
+# used it.
+_WORKSPACES: dict[Any, tuple[Any, Any]] = {}
 
 
 def _workspace(device: Any, values: int, counts: int) -> tuple[Any, Any]:
     import torch
 
     key = (device, torch.cuda.current_stream(device).cuda_stream)
-    kept = _WORKSPACES.setdefault(key, [])
-    if kept and kept[-1][0].numel() >= values and kept[-1][1].numel() >= counts:
-        return kept[-1]
+    kept = _WORKSPACES.get(key)
+    if kept and kept[0].numel() >= values and kept[1].numel() >= counts:
+        return kept
     # Grown by twice at least, the counts with the values (one a 64 x 64
     # tile: split K's smallest).
-    grown = 2 * kept[-1][0].numel() if kept else 0
+    grown = 2 * kept[0].numel() if kept else 0
     pair = (torch.zeros(max(values, grown), dtype=torch.float32, device=device),
             torch.zeros(max(counts, grown // (64 * 64)), dtype=torch.int32, device=device))
-    kept.append(pair)
+    _WORKSPACES[key] = pair
     return pair
 
 
