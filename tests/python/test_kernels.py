@@ -264,6 +264,40 @@ class GemmSplitRules(unittest.TestCase):
             self.assertIn(message, cm.exception.message)
 
 
+class FlashAttnRules(unittest.TestCase):
+    """flash_attn's launch rule (kernels/attention/flash_attn.fly): a block
+    for each 128 query rows of each head of each batch, and the shapes the
+    views of q, k, v (its transpose), out and lse must have."""
+
+    def setUp(self) -> None:
+        consts = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 2, "CAUSAL": False}
+        self.k = fly.kernels.kernel("flash_attn", consts, device=fly.NO_DEVICE, target="sm_90a")
+
+    @staticmethod
+    def bf16(r: int, c: int, strides=None) -> DLPackArray:
+        return DLPackArray((r, c), code=4, bits=16, strides=strides)
+
+    def args(self, b=2, sq=300, sk=777, h=4, hk=2, lse_rows=None, group=None):
+        d = 128
+        return (self.bf16(b * sq, h * d), self.bf16(b * sk, hk * d),
+                self.bf16(hk * d, b * sk, (1, hk * d)), self.bf16(b * sq, h * d),
+                DLPackArray((lse_rows or b * h, sq), code=2, bits=32), sq, sk,
+                group or h // hk, 0.1)
+
+    def test_a_block_per_rows_head_and_batch(self) -> None:
+        cfg = self.k.launch_config(*self.args())
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((3, 4, 2), 384))
+
+    def test_wrong_shapes_are_refused(self) -> None:
+        for args, message in ((self.args(group=3), "group is the query heads a key head"),
+                              (self.args(lse_rows=7), "LSE is (B H) x sq"),
+                              (self.args()[:5] + (0,) + self.args()[6:], "at least 1")):
+            with self.assertRaises(fly.FlyError) as cm:
+                self.k.launch_config(*args)
+            self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+            self.assertIn(message, cm.exception.message)
+
+
 class BlockscaleRules(unittest.TestCase):
     """gemm_blockscale's launch rule (kernels/gemm/gemm_blockscale.fly): the
     grid, and each precondition on the scales' shapes and spans refused with

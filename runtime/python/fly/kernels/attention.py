@@ -1,8 +1,9 @@
-"""Attention's helpers (kernels/attention/): the rotary embedding of queries
-and keys fused with the write of keys and values into a paged KV cache."""
+"""Attention (kernels/attention/): flash attention's forward pass, and the
+rotary embedding of queries and keys fused with the write of keys and
+values into a paged KV cache."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import FlyError, Status
 from ._library import kernel
@@ -156,3 +157,81 @@ def fused_rope_cache(q: Any, k: Any, v: Any, positions: Any, cos_sin_cache: Any,
     kernel("fused_rope_cache", consts, dev)(q3, k3, v3, pos, cos_sin_cache, k_cache, v_cache,
                                             slots)
     return None
+
+
+# log2(e): the kernel's softmax runs in base 2.
+_LOG2E = 1.4426950408889634
+
+
+def _flash_bad(what: str) -> FlyError:
+    return FlyError(f"flash_attn: {what}", Status.ARGUMENTS)
+
+
+def _tokens(x: Any) -> Any:
+    """x (batch, seq, heads, D) as (batch seq) x (heads D) rows that TMA
+    reads: contiguous and starting on 16 bytes, else copied."""
+    if not x.is_contiguous() or x.data_ptr() % 16:
+        x = x.contiguous() if not x.is_contiguous() else x.clone()
+    b, s, h, d = x.shape
+    return x.view(b * s, h * d)
+
+
+@accepts_dlpack
+def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
+               softmax_scale: Optional[float] = None, out: Optional[Any] = None,
+               return_lse: bool = False) -> Any:
+    """Flash attention's forward pass (kernels/attention/flash_attn.fly, on
+    Hopper GPUs): for q (batch, Sq, H, D) and k, v (batch, Sk, HK, D) of
+    bfloat16 or float16 (H a multiple of HK: MHA, GQA or MQA; D 64 or 128),
+
+        out[b, i, h] = sum_j softmax_j(scale q[b, i, h] . k[b, j, h // (H / HK)]) v[b, j, ...]
+
+    with scale = softmax_scale or 1 / sqrt(D), over keys j <= i where causal
+    (the top-left diagonal, as torch's scaled_dot_product_attention). out
+    (batch, Sq, H, D) is q's type, written into `out` when given (contiguous,
+    of that shape and type). With return_lse, also the log-sum-exp of each
+    row's scaled scores, float32 (batch, H, Sq): (out, lse)."""
+    import math
+
+    import torch
+
+    from .gemm import _arch
+
+    for t, name in ((q, "q"), (k, "k"), (v, "v")):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise _flash_bad(f"{name} is (batch, seq, heads, D), not {got}")
+    if q.dtype not in (torch.bfloat16, torch.float16) or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise _flash_bad(f"q, k and v are all bfloat16 or all float16, not {q.dtype}, {k.dtype} "
+                         f"and {v.dtype}")
+    b, sq, h, d = q.shape
+    if tuple(k.shape) != tuple(v.shape) or k.size(0) != b or k.size(3) != d:
+        raise _flash_bad(f"k and v are (batch, Sk, HK, D) with q's batch and D: q "
+                         f"{tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    sk, hk = k.size(1), k.size(2)
+    if d not in (64, 128):
+        raise _flash_bad(f"the head dimension D is 64 or 128, not {d}")
+    if hk == 0 or h % hk:
+        raise _flash_bad(f"q's {h} heads are a whole number of k's and v's {hk} heads")
+    if sk == 0 and sq > 0:
+        raise _flash_bad("k and v have no keys: a softmax over no scores")
+    device = check_device(q, k, v)
+    if _arch(None, device) != "sm_90a":
+        raise _flash_bad("runs on Hopper GPUs (compute capability 9.0) only")
+    if out is None:
+        out = torch.empty(q.shape, dtype=q.dtype, device=device)
+    elif (not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(q.shape) or
+          out.dtype != q.dtype or not out.is_contiguous() or out.device != device):
+        raise _flash_bad(f"out is a contiguous {q.dtype} tensor of q's shape {tuple(q.shape)} on "
+                         f"{device}")
+    lse = torch.empty((b, h, sq), dtype=torch.float32, device=device)
+    if b == 0 or sq == 0 or h == 0:
+        return (out, lse) if return_lse else out
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    consts = {"T": fly_type(q.dtype), "D": d, "BM": 128, "BN": 128, "STAGES": 2,
+              "CAUSAL": bool(causal)}
+    kern = kernel("flash_attn", consts, device)
+    q2, k2, v2 = _tokens(q), _tokens(k), _tokens(v)
+    kern(q2, k2, v2.t(), out.view(b * sq, h * d), lse.view(b * h, sq), sq, sk, h // hk,
+         scale * _LOG2E)
+    return (out, lse) if return_lse else out

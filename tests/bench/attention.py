@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The attention benchmark: fly.kernels.flash_attn (forward) against
+PyTorch's scaled_dot_product_attention with each backend this PyTorch has
+on the GPU (flash, cuDNN, memory-efficient; each probed once, "n/a" and
+why otherwise), in one process on the GPU.
+
+    python3 tests/bench/attention.py [--quick] [--impl fly,flash,cudnn,efficient]
+
+Not a test: figures depend on the machine. Per case, q, k, v of bf16
+(batch, seq, heads, D) (SDPA gets the (batch, heads, seq, D) views of the
+same memory), 16 query heads over 16 key heads, batch x seq = 16K tokens
+(seq 512 to 16K), D 64 and 128, causal and not:
+
+* inputs are fresh random data (never zeros), 64 MiB or more a tensor at
+  16K tokens (past L2);
+* each implementation runs once to warm up, then CUDA events time
+  batches of launches, the implementations' batches in turn (clocks that
+  move under the power cap move for all alike), and each one's median
+  batch time per launch is kept;
+* TFLOP/s = 4 batch heads seq² D / time, halved for causal (the work a
+  causal pass does). The table's last column is Fly over the fastest
+  SDPA backend; lines "bench NAME VALUE UNIT" give the geometric means.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="two shapes, fewer batches")
+    ap.add_argument("--impl", default="fly,flash,cudnn,efficient")
+    args = ap.parse_args()
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    import fly.kernels as fk
+
+    if not torch.cuda.is_available():
+        print("no GPU: nothing to time")
+        return 77
+    impls = args.impl.split(",")
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    print(f"GPU: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
+          f"TFLOP/s = 4 B H S^2 D / time (causal: half)")
+    cases = [(s, d, c) for d in (128, 64) for c in (False, True)
+             for s in (512, 1024, 2048, 4096, 8192, 16384)]
+    if args.quick:
+        cases = [(4096, 128, False), (4096, 128, True)]
+    batches = 5 if args.quick else 10
+    rows = []
+    for s, d, causal in cases:
+        b, h = max(1, 16384 // s), 16
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+        out = torch.empty_like(q)
+        fns = {}
+        if "fly" in impls:
+            fns["fly"] = lambda: fk.flash_attn(q, k, v, causal=causal, out=out)
+        for name, be in backends.items():
+            if name not in impls:
+                continue
+
+            def sdpa(be=be):
+                with sdpa_kernel(be):
+                    F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+            try:
+                sdpa()
+                torch.cuda.synchronize()
+                fns[name] = sdpa
+            except Exception as e:  # noqa: BLE001 - reported, the others still run
+                print(f"# {name} {b}x{s} D {d}: n/a: {type(e).__name__}: "
+                      f"{str(e).splitlines()[0] if str(e) else ''}")
+        for f in fns.values():
+            f()
+        torch.cuda.synchronize()
+        times = {n: [] for n in fns}
+        per = 5
+        for _ in range(batches):
+            for n, f in fns.items():
+                st, en = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                st.record()
+                for _ in range(per):
+                    f()
+                en.record()
+                en.synchronize()
+                times[n].append(st.elapsed_time(en) / 1e3 / per)
+        flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
+        rows.append(((b, s, d, causal), {n: flops / statistics.median(t) / 1e12
+                                         for n, t in times.items()}))
+    names = ["fly"] + [n for n in backends if n in impls]
+    print(f"{'B':>3}{'S':>7}{'D':>5}{'causal':>8}" + "".join(f"{n:>11}" for n in names)
+          + f"{'fly/best':>10}")
+    ratios = []
+    for (b, s, d, causal), r in rows:
+        peers = [r[n] for n in backends if n in r]
+        best = max(peers) if peers else 0.0
+        ratio = r.get("fly", 0.0) / best if best else 0.0
+        if best and "fly" in r:
+            ratios.append(ratio)
+        print(f"{b:>3}{s:>7}{d:>5}{str(causal):>8}" +
+              "".join(f"{r[n]:>11.1f}" if n in r else f"{'n/a':>11}" for n in names) +
+              f"{ratio:>10.3f}")
+    if ratios:
+        g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        print(f"fly / best SDPA backend: geomean {g:.3f}, min {min(ratios):.3f} over {len(ratios)}")
+        print(f"bench flash_attn_over_sdpa {g:.3f} ratio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
