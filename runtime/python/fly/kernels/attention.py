@@ -228,7 +228,7 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
     if b == 0 or sq == 0 or h == 0:
         return (out, lse) if return_lse else out
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
-    consts = {"T": fly_type(q.dtype), "D": d, "BM": 128, "BN": 128, "STAGES": 2,
+    consts = {"T": fly_type(q.dtype), "D": d, "BM": 128, "BN": 128, "STAGES": 3,
               "CAUSAL": bool(causal)}
     kern = kernel("flash_attn", consts, device)
     q2, k2, v2 = _tokens(q), _tokens(k), _tokens(v)
