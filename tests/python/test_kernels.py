@@ -298,6 +298,59 @@ class FlashAttnRules(unittest.TestCase):
             self.assertIn(message, cm.exception.message)
 
 
+class PagedDecodeRules(unittest.TestCase):
+    """paged_decode's launch rule (kernels/attention/paged_decode.fly): a
+    block for each split of each group of up to 16 query heads of each
+    sequence, the shapes the caches, tables and parts must have; and the
+    wrapper's choice of splits."""
+
+    def setUp(self) -> None:
+        consts = {"T": "bf16", "KT": "bf16", "D": 128, "BS": 16, "WARPS": 4, "STAGES": 3,
+                  "SPLIT": True}
+        self.k = fly.kernels.kernel("paged_decode", consts, device=fly.NO_DEVICE, target="sm_90")
+
+    def args(self, b=3, hq=40, hk=2, nb=50, bs=16, maxb=9, splits=5, tokens=64, lse_cols=None,
+             group=None):
+        d = 128
+        cache = DLPackArray((nb, bs, hk, d), code=4, bits=16)
+        return (DLPackArray((b, hq, d), code=4, bits=16), cache, cache,
+                DLPackArray((b, maxb), code=0, bits=32), DLPackArray((b,), code=0, bits=32),
+                DLPackArray((b, hq, d), code=4, bits=16),
+                DLPackArray((b * hq * splits, d), code=2, bits=32),
+                DLPackArray((b * hq, lse_cols or splits), code=2, bits=32),
+                group or hq // hk, tokens, splits, 0.1, 1.0, 1.0)
+
+    def test_a_block_per_split_group_of_16_heads_and_sequence(self) -> None:
+        # 40 query heads over 2 key heads: groups of 20, two blocks of heads each.
+        cfg = self.k.launch_config(*self.args())
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((5, 4, 3), 128))
+
+    def test_wrong_shapes_are_refused(self) -> None:
+        for args, message in ((self.args(group=4), "group is the query heads a key head"),
+                              (self.args(bs=32), "the caches' blocks hold BS tokens"),
+                              (self.args(tokens=100), "multiple of the block's step"),
+                              (self.args(lse_cols=4), "Lpart is (B HQ) x splits")):
+            with self.assertRaises(fly.FlyError) as cm:
+                self.k.launch_config(*args)
+            self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+            self.assertIn(message, cm.exception.message)
+
+    def test_the_wrapper_fills_the_machine_once(self) -> None:
+        from fly.kernels.attention import _decode_splits
+
+        # 8 blocks of heads: 33 splits would make 264 blocks, two a
+        # multiprocessor of 132; splits of a whole number of 64-token steps
+        # make it 32 of 2048 tokens.
+        self.assertEqual(_decode_splits(8, 65536, 132, None), (32, 2048))
+        # Enough blocks without splitting; short contexts are not cut below 256 tokens.
+        self.assertEqual(_decode_splits(512, 4096, 132, None), (1, 4096))
+        self.assertEqual(_decode_splits(8, 600, 132, None), (3, 256))
+        # Given splits are kept, or fewer where splits of whole steps need
+        # fewer (7 of 143 tokens are 6 of 192).
+        self.assertEqual(_decode_splits(8, 1000, 132, 7), (6, 192))
+        self.assertEqual(_decode_splits(8, 0, 132, None), (1, 64))
+
+
 class BlockscaleRules(unittest.TestCase):
     """gemm_blockscale's launch rule (kernels/gemm/gemm_blockscale.fly): the
     grid, and each precondition on the scales' shapes and spans refused with
