@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The attention benchmark: fly.kernels.flash_attn (forward) against
+"""The attention benchmark: fly.kernels.flash_attn (forward; "fly_sm80" is
+its Ampere kernel, arch="sm_80", which FA2 is the peer of) against
 PyTorch's scaled_dot_product_attention with each backend this PyTorch has
 on the GPU (flash, cuDNN, memory-efficient) and a Triton flash attention
 after Triton's fused-attention tutorial (tests/bench/peers/flash_attention.py),
 each probed once per case ("n/a" and why otherwise), in one process on the
 GPU.
 
-    python3 tests/bench/attention.py [--quick] [--impl fly,flash,cudnn,efficient,triton]
+    python3 tests/bench/attention.py [--quick] [--impl fly,fly_sm80,flash,cudnn,efficient,triton]
 
 Not a test: figures depend on the machine. Per case, q, k, v of bf16
 (batch, seq, heads, D) (SDPA gets the (batch, heads, seq, D) views of the
@@ -23,7 +24,8 @@ not:
 * TFLOP/s = 4 batch heads seq² D / time, halved for causal (the work a
   causal pass does). The table's last columns are Fly over the fastest
   SDPA backend and Fly over Triton; lines "bench NAME VALUE UNIT" give
-  the geometric means.
+  the geometric means (and the Ampere kernel's over SDPA's flash backend,
+  FlashAttention-2).
 """
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def geomean(xs) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="two shapes, fewer batches")
-    ap.add_argument("--impl", default="fly,flash,cudnn,efficient,triton")
+    ap.add_argument("--impl", default="fly,fly_sm80,flash,cudnn,efficient,triton")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -84,6 +86,8 @@ def main() -> int:
         fns = {}
         if "fly" in impls:
             fns["fly"] = lambda: fk.flash_attn(q, k, v, causal=causal, out=out)
+        if "fly_sm80" in impls:
+            fns["fly_sm80"] = lambda: fk.flash_attn(q, k, v, causal=causal, out=out, arch="sm_80")
         probe = {}
         for name, be in backends.items():
             if name not in impls:
@@ -119,10 +123,10 @@ def main() -> int:
         flops = 4 * b * h * s * s * d * (0.5 if causal else 1.0)
         rows.append(((b, s, d, causal), {n: flops / statistics.median(t) / 1e12
                                          for n, t in times.items()}))
-    names = ["fly"] + [n for n in list(backends) + ["triton"] if n in impls]
+    names = [n for n in ["fly", "fly_sm80"] + list(backends) + ["triton"] if n in impls]
     print(f"{'B':>3}{'S':>7}{'D':>5}{'causal':>8}" + "".join(f"{n:>11}" for n in names)
           + f"{'fly/best':>10}{'fly/triton':>12}")
-    over_best, over_triton = [], []
+    over_best, over_triton, sm80_over_fa2 = [], [], []
     for (b, s, d, causal), r in rows:
         sdpa = [r[n] for n in backends if n in r]
         best = max(sdpa) if sdpa else 0.0
@@ -131,6 +135,8 @@ def main() -> int:
             over_best.append(fly / best)
         if tri and fly:
             over_triton.append(fly / tri)
+        if r.get("fly_sm80") and r.get("flash"):
+            sm80_over_fa2.append(r["fly_sm80"] / r["flash"])
         print(f"{b:>3}{s:>7}{d:>5}{str(causal):>8}" +
               "".join(f"{r[n]:>11.1f}" if n in r else f"{'n/a':>11}" for n in names) +
               (f"{fly / best:>10.3f}" if best and fly else f"{'-':>10}") +
@@ -144,6 +150,11 @@ def main() -> int:
         g = geomean(over_triton)
         print(f"fly / triton: geomean {g:.3f}, min {min(over_triton):.3f} over {len(over_triton)}")
         print(f"bench flash_attn_over_triton {g:.3f} ratio")
+    if sm80_over_fa2:
+        g = geomean(sm80_over_fa2)
+        print(f"fly_sm80 (the Ampere kernel) / flash (FA2): geomean {g:.3f}, min "
+              f"{min(sm80_over_fa2):.3f} over {len(sm80_over_fa2)}")
+        print(f"bench flash_attn_sm80_over_fa2 {g:.3f} ratio")
     return 0
 
 

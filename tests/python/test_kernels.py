@@ -270,7 +270,8 @@ class FlashAttnRules(unittest.TestCase):
     views of q, k, v (its transpose), out and lse must have."""
 
     def setUp(self) -> None:
-        consts = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "CAUSAL": False}
+        consts = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "CAUSAL": False,
+                  "PINGPONG": True, "VARLEN": False}
         self.k = fly.kernels.kernel("flash_attn", consts, device=fly.NO_DEVICE, target="sm_90a")
 
     @staticmethod
@@ -279,9 +280,10 @@ class FlashAttnRules(unittest.TestCase):
 
     def args(self, b=2, sq=300, sk=777, h=4, hk=2, lse_rows=None, group=None):
         d = 128
+        none = DLPackArray((1,), code=0, bits=32)
         return (self.bf16(b * sq, h * d), self.bf16(b * sk, hk * d),
                 self.bf16(hk * d, b * sk, (1, hk * d)), self.bf16(b * sq, h * d),
-                DLPackArray((lse_rows or b * h, sq), code=2, bits=32), sq, sk,
+                DLPackArray((lse_rows or b * h, sq), code=2, bits=32), none, none, sq, sk,
                 group or h // hk, 0.1)
 
     def test_a_block_per_rows_head_and_batch(self) -> None:
@@ -291,7 +293,7 @@ class FlashAttnRules(unittest.TestCase):
     def test_wrong_shapes_are_refused(self) -> None:
         for args, message in ((self.args(group=3), "group is the query heads a key head"),
                               (self.args(lse_rows=7), "LSE is (B H) x sq"),
-                              (self.args()[:5] + (0,) + self.args()[6:], "at least 1")):
+                              (self.args()[:7] + (0,) + self.args()[8:], "at least 1")):
             with self.assertRaises(fly.FlyError) as cm:
                 self.k.launch_config(*args)
             self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
@@ -349,6 +351,46 @@ class PagedDecodeRules(unittest.TestCase):
         # fewer (7 of 143 tokens are 6 of 192).
         self.assertEqual(_decode_splits(8, 1000, 132, 7), (6, 192))
         self.assertEqual(_decode_splits(8, 0, 132, None), (1, 64))
+
+
+class FlashAttnVarlenRules(unittest.TestCase):
+    """flash_attn's and flash_attn_sm80's launch rules with VARLEN: B
+    sequences from the cu_q and cu_k offsets, a block for each 128 (64) rows
+    of the longest, LSE (H, the rows of Q)."""
+
+    def kernel(self, name, consts):
+        return fly.kernels.kernel(name, {**consts, "VARLEN": True}, device=fly.NO_DEVICE,
+                                  target="sm_90a" if name == "flash_attn" else "sm_90")
+
+    def args(self, tq=1000, tk=900, h=4, hk=2, offsets=4, k_offsets=None, lse=None, v_t=True):
+        d = 128
+        bf16 = FlashAttnRules.bf16
+        v = bf16(hk * d, tk, (1, hk * d)) if v_t else bf16(tk, hk * d)
+        return (bf16(tq, h * d), bf16(tk, hk * d), v, bf16(tq, h * d),
+                DLPackArray(lse or (h, tq), code=2, bits=32),
+                DLPackArray((offsets,), code=0, bits=32),
+                DLPackArray((k_offsets or offsets,), code=0, bits=32), 700, 650, h // hk, 0.1)
+
+    def test_a_block_per_rows_of_the_longest_sequence(self) -> None:
+        hopper = self.kernel("flash_attn", {"T": "bf16", "D": 128, "BM": 128, "BN": 128,
+                                            "STAGES": 3, "CAUSAL": True, "PINGPONG": True})
+        cfg = hopper.launch_config(*self.args())
+        self.assertEqual(tuple(cfg.grid), (6, 4, 3))   # ceil(700 / 128), 4 heads, 3 sequences
+        ampere = self.kernel("flash_attn_sm80", {"T": "bf16", "D": 128, "WARPS": 4, "BN": 64,
+                                                 "STAGES": 2, "CAUSAL": False})
+        cfg = ampere.launch_config(*self.args(v_t=False))
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((11, 4, 3), 128))
+
+    def test_wrong_shapes_are_refused(self) -> None:
+        k = self.kernel("flash_attn", {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3,
+                                       "CAUSAL": False, "PINGPONG": True})
+        for args, message in ((self.args(k_offsets=5), "cu_q and cu_k hold B + 1 offsets"),
+                              (self.args(offsets=1), "cu_q and cu_k hold B + 1 offsets"),
+                              (self.args(lse=(8, 1000)), "VARLEN: LSE is H x (the rows of Q)")):
+            with self.assertRaises(fly.FlyError) as cm:
+                k.launch_config(*args)
+            self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+            self.assertIn(message, cm.exception.message)
 
 
 class BlockscaleRules(unittest.TestCase):

@@ -179,9 +179,11 @@ def _tokens(x: Any) -> Any:
 @accepts_dlpack
 def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
                softmax_scale: Optional[float] = None, out: Optional[Any] = None,
-               return_lse: bool = False) -> Any:
-    """Flash attention's forward pass (kernels/attention/flash_attn.fly, on
-    Hopper GPUs): for q (batch, Sq, H, D) and k, v (batch, Sk, HK, D) of
+               return_lse: bool = False, arch: Optional[str] = None) -> Any:
+    """Flash attention's forward pass (kernels/attention/flash_attn.fly on
+    Hopper GPUs, flash_attn_sm80.fly on the others from sm_80, or where
+    arch="sm_80" asks for it; arch="sm_90a" asks for Hopper's): for q
+    (batch, Sq, H, D) and k, v (batch, Sk, HK, D) of
     bfloat16 or float16 (H a multiple of HK: MHA, GQA or MQA; D 64 or 128),
 
         out[b, i, h] = sum_j softmax_j(scale q[b, i, h] . k[b, j, h // (H / HK)]) v[b, j, ...]
@@ -216,8 +218,7 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
     if sk == 0 and sq > 0:
         raise _flash_bad("k and v have no keys: a softmax over no scores")
     device = check_device(q, k, v)
-    if _arch(None, device) != "sm_90a":
-        raise _flash_bad("runs on Hopper GPUs (compute capability 9.0) only")
+    kind = _arch(arch, device, "flash_attn")
     if out is None:
         out = torch.empty(q.shape, dtype=q.dtype, device=device)
     elif (not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(q.shape) or
@@ -228,14 +229,127 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
     if b == 0 or sq == 0 or h == 0:
         return (out, lse) if return_lse else out
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    none = _no_offsets(device)
+    _flash_launch(kind, q.dtype, d, causal, False, device, _tokens(q), _tokens(k), _tokens(v),
+                  out.view(b * sq, h * d), lse.view(b * h, sq), none, none, sq, sk, h // hk,
+                  scale)
+    return (out, lse) if return_lse else out
+
+
+_NO_OFFSETS: dict = {}
+
+
+def _no_offsets(device: Any) -> Any:
+    """The kernels' cu_q and cu_k where the sequences are of one length
+    (unread): one int32, made once per GPU."""
+    t = _NO_OFFSETS.get(device)
+    if t is None:
+        import torch
+
+        t = _NO_OFFSETS[device] = torch.zeros(1, dtype=torch.int32, device=device)
+    return t
+
+
+def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, device: Any,
+                  q2: Any, k2: Any, v2: Any, o2: Any, lse2: Any, cu_q: Any, cu_k: Any, sq: int,
+                  sk: int, group: int, scale: float) -> None:
+    """One launch of flash_attn (kind "sm_90a") or flash_attn_sm80 on the
+    2-D views (rows of tokens) q2, k2, v2, o2 and lse2."""
+    if kind == "sm_80":
+        # 64 query rows a block, 64-key steps in two stages. (At D 64, 128
+        # rows ran 1.07-1.10x faster on an H100, but spill on sm_80.)
+        consts = {"T": fly_type(dtype), "D": d, "WARPS": 4, "BN": 64, "STAGES": 2,
+                  "CAUSAL": bool(causal), "VARLEN": varlen}
+        kernel("flash_attn_sm80", consts, device)(q2, k2, v2, o2, lse2, cu_q, cu_k, sq, sk, group,
+                                                  scale * _LOG2E)
+        return
     # D 64: four stages of K and V (1.03-1.06x three at seq 4K-16K on an
     # H100); D 128: three fill shared memory.
-    consts = {"T": fly_type(q.dtype), "D": d, "BM": 128, "BN": 128, "STAGES": 4 if d == 64 else 3,
-              "CAUSAL": bool(causal)}
-    kern = kernel("flash_attn", consts, device)
-    q2, k2, v2 = _tokens(q), _tokens(k), _tokens(v)
-    kern(q2, k2, v2.t(), out.view(b * sq, h * d), lse.view(b * h, sq), sq, sk, h // hk,
-         scale * _LOG2E)
+    consts = {"T": fly_type(dtype), "D": d, "BM": 128, "BN": 128, "STAGES": 4 if d == 64 else 3,
+              "CAUSAL": bool(causal), "PINGPONG": True, "VARLEN": varlen}
+    kernel("flash_attn", consts, device)(q2, k2, v2.t(), o2, lse2, cu_q, cu_k, sq, sk, group,
+                                         scale * _LOG2E)
+
+
+def _rows(x: Any) -> Any:
+    """x (tokens, heads, D) as tokens x (heads D) rows that TMA and cp.async
+    read: contiguous and starting on 16 bytes, else copied."""
+    if not x.is_contiguous() or x.data_ptr() % 16:
+        x = x.contiguous() if not x.is_contiguous() else x.clone()
+    t, h, d = x.shape
+    return x.view(t, h * d)
+
+
+@accepts_dlpack
+def flash_attn_varlen(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: Any,
+                      max_seqlen_q: Optional[int] = None, max_seqlen_k: Optional[int] = None, *,
+                      causal: bool = False, softmax_scale: Optional[float] = None,
+                      out: Optional[Any] = None, return_lse: bool = False,
+                      arch: Optional[str] = None) -> Any:
+    """flash_attn over B sequences of any lengths packed together, as
+    FlashAttention's flash_attn_varlen_func: q (total_q, H, D) holds sequence
+    b's queries in rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1, k and v
+    (total_k, HK, D) its keys and values likewise (cu_seqlens_* int32, B + 1
+    offsets from 0, on the GPU). Each sequence attends to its own keys
+    (causal: key j <= query i, counted from the sequence's start, top-left
+    as flash_attn); a sequence with queries and no keys gets zeros. out
+    (total_q, H, D) of q's type; with return_lse also lse (H, total_q)
+    float32 (-1e30 for a row with no keys). max_seqlen_q and max_seqlen_k,
+    the longest sequences, size the grid: read from the offsets (a wait
+    for the GPU) when not given."""
+    import math
+
+    import torch
+
+    from .gemm import _arch
+
+    for t, name in ((q, "q"), (k, "k"), (v, "v")):
+        if not isinstance(t, torch.Tensor) or t.dim() != 3:
+            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise _flash_bad(f"{name} is (tokens, heads, D), not {got}")
+    if q.dtype not in (torch.bfloat16, torch.float16) or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise _flash_bad(f"q, k and v are all bfloat16 or all float16, not {q.dtype}, {k.dtype} "
+                         f"and {v.dtype}")
+    tq, h, d = q.shape
+    if tuple(k.shape) != tuple(v.shape) or k.size(2) != d:
+        raise _flash_bad(f"k and v are (tokens, HK, D) with q's D: q {tuple(q.shape)}, k "
+                         f"{tuple(k.shape)}, v {tuple(v.shape)}")
+    tk, hk = k.size(0), k.size(1)
+    if d not in (64, 128):
+        raise _flash_bad(f"the head dimension D is 64 or 128, not {d}")
+    if hk == 0 or h % hk:
+        raise _flash_bad(f"q's {h} heads are a whole number of k's and v's {hk} heads")
+    device = check_device(q, k, v, cu_seqlens_q, cu_seqlens_k)
+    for name, c in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if c.dtype != torch.int32 or c.dim() != 1 or c.numel() < 2:
+            raise _flash_bad(f"{name} is int32 offsets, B + 1 of them, not "
+                             f"{tuple(c.shape)} {c.dtype}")
+    if cu_seqlens_k.numel() != cu_seqlens_q.numel():
+        raise _flash_bad(f"cu_seqlens_q and cu_seqlens_k hold B + 1 offsets each, not "
+                         f"{cu_seqlens_q.numel()} and {cu_seqlens_k.numel()}")
+    kind = _arch(arch, device, "flash_attn")
+    if out is None:
+        out = torch.empty(q.shape, dtype=q.dtype, device=device)
+    elif (not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(q.shape) or
+          out.dtype != q.dtype or not out.is_contiguous() or out.device != device):
+        raise _flash_bad(f"out is a contiguous {q.dtype} tensor of q's shape {tuple(q.shape)} on "
+                         f"{device}")
+    lse = torch.empty((h, tq), dtype=torch.float32, device=device)
+    cu_q, cu_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
+    if max_seqlen_q is None:
+        max_seqlen_q = int((cu_q[1:] - cu_q[:-1]).max())
+    if max_seqlen_k is None:
+        max_seqlen_k = int((cu_k[1:] - cu_k[:-1]).max())
+    if tq == 0 or h == 0 or max_seqlen_q <= 0:
+        return (out, lse) if return_lse else out
+    if tk == 0:
+        out.zero_()
+        lse.fill_(-1e30)
+        return (out, lse) if return_lse else out
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    _flash_launch(kind, q.dtype, d, causal, True, device, _rows(q), _rows(k), _rows(v),
+                  out.view(tq, h * d), lse, cu_q, cu_k, int(max_seqlen_q),
+                  max(int(max_seqlen_k), 1), h // hk, scale)
     return (out, lse) if return_lse else out
 
 
@@ -368,7 +482,8 @@ def paged_attention_decode(q: Any, k_cache: Any, v_cache: Any, block_tables: Any
     consts = {"T": t, "KT": fly_type(k_cache.dtype), "D": d, "BS": bs,
               "WARPS": _DECODE_WARPS, "STAGES": 4 if k_cache.dtype == torch.float8_e4m3fn else 3,
               "SPLIT": n > 1}
-    kern = kernel("paged_decode_fp8" if consts["KT"] == "f8e4m3" else "paged_decode", consts, device)
+    name = "paged_decode_fp8" if consts["KT"] == "f8e4m3" else "paged_decode"
+    kern = kernel(name, consts, device)
     if n == 1:
         none = torch.empty((1, d), dtype=torch.float32, device=device)
         kern(q, k_cache, v_cache, block_tables, context_lens, out, none, none[:, :1], group,

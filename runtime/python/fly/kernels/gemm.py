@@ -552,20 +552,20 @@ def _torch_activation(x: Any, activation: Optional[str]) -> Any:
 _CAPABILITY: dict[Any, tuple[int, int]] = {}
 
 
-def _arch(arch: Optional[str], device: Any) -> str:
+def _arch(arch: Optional[str], device: Any, who: str = "gemm") -> str:
     """The kernel a product runs on device: arch when given ("sm_90a" or
     "sm_80"), else the Hopper kernel on compute capability 9.0 (wgmma and
     setmaxnreg exist there only: sm_90a code runs on no later GPU) and the
-    Ampere kernel elsewhere."""
+    Ampere kernel elsewhere. who names the function in errors."""
     if arch not in (None, "sm_80", "sm_90a"):
-        raise FlyError(f"gemm: arch is \"sm_90a\" or \"sm_80\", not {arch!r}", Status.ARGUMENTS)
+        raise FlyError(f"{who}: arch is \"sm_90a\" or \"sm_80\", not {arch!r}", Status.ARGUMENTS)
     cap = _CAPABILITY.get(device)
     if cap is None:
         import torch
 
         cap = _CAPABILITY[device] = torch.cuda.get_device_capability(device)
     if arch == "sm_90a" and cap != (9, 0):
-        raise FlyError(f"gemm: arch sm_90a runs on GPUs of compute capability 9.0, not "
+        raise FlyError(f"{who}: arch sm_90a runs on GPUs of compute capability 9.0, not "
                        f"{cap[0]}.{cap[1]}", Status.ARGUMENTS)
     return arch or ("sm_90a" if cap == (9, 0) else "sm_80")
 
