@@ -124,12 +124,15 @@ def main():
     if os.path.isdir(env["FLY_KERNELS_DIR"]):
         example = os.path.join(art, "rms_norm_c")
         gemm = os.path.join(art, "gemm_c")
+        decode = os.path.join(art, "paged_decode_c")
         parts.append(("library_c", ["bash", "-c", f"{example} {env['FLY_KERNELS_DIR']} && "
                                     f"{example} {env['FLY_KERNELS_DIR']} 7 4097 && "
                                     f"{example} {env['FLY_KERNELS_DIR']} 3 65539 && "
                                     f"{gemm} {env['FLY_KERNELS_DIR']} && "
                                     f"{gemm} {env['FLY_KERNELS_DIR']} 37 258 136 && "
-                                    f"{gemm} {env['FLY_KERNELS_DIR']} 300 1032 1000"]))
+                                    f"{gemm} {env['FLY_KERNELS_DIR']} 300 1032 1000 && "
+                                    f"{decode} {env['FLY_KERNELS_DIR']} && "
+                                    f"{decode} {env['FLY_KERNELS_DIR']} 5 40 2 4097"]))
     library = os.path.join(HERE, "library")
     for check in sorted(f for f in os.listdir(library) if f.startswith("check_")):
         parts.append((f"library_{check[6:-3]}", [sys.executable, os.path.join(library, check)]))

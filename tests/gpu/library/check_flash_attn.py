@@ -9,7 +9,7 @@ fly.kernels.flash_attn: flash attention's forward pass,
 of each row, against a float64 PyTorch reference on fresh random inputs:
 sequence lengths 1, 17, 300, 1000 and 4097 (partial query and key tiles,
 queries and keys of different lengths), MHA, GQA and MQA, head dimensions
-64 and 128, bf16 and f16, a given scale, operands given as
+64, 128 and 256 (Hopper), bf16 and f16, a given scale, operands given as
 views that are not contiguous (copied), and outputs written into a
 poisoned tensor inside guard regions that must be untouched afterwards.
 
@@ -119,7 +119,9 @@ def one_varlen(c: Checks, lens_q, lens_k, h: int, hk: int, d: int, dt=torch.bflo
 def refusals(c: Checks) -> None:
     q = torch.randn(1, 8, 2, 128, device="cuda", dtype=torch.bfloat16)
     fa = fk.flash_attn
-    c.raises("D 96", lambda: fa(q[..., :96], q[..., :96], q[..., :96]), "64 or 128")
+    c.raises("D 96", lambda: fa(q[..., :96], q[..., :96], q[..., :96]), "64, 128 or 256")
+    q256 = torch.randn(1, 8, 2, 256, device="cuda", dtype=torch.bfloat16)
+    c.raises("D 256 on the Ampere kernel", lambda: fa(q256, q256, q256, arch="sm_80"), "Hopper")
     c.raises("k of float16", lambda: fa(q, q.half(), q), "bfloat16 or all float16")
     c.raises("float32", lambda: fa(q.float(), q.float(), q.float()), "bfloat16 or all float16")
     c.raises("3 heads over 2", lambda: fa(torch.randn(1, 8, 3, 128, device="cuda",
@@ -154,6 +156,11 @@ def main() -> int:
     one(c, 2, 300, 520, 4, 2, 128, causal=True, views=True)
     one(c, 2, 333, 333, 4, 4, 64, torch.float16, given_out=True)
     one(c, 1, 17, 1000, 2, 1, 128, causal=True, given_out=True)
+    # Head dimension 256 (Hopper: 64-key steps in two stages).
+    for causal in (False, True):
+        one(c, 2, 300, 777, 4, 2, 256, causal=causal)
+        one(c, 1, 1000, 1000, 2, 1, 256, torch.float16, causal=causal)
+    one(c, 1, 17, 17, 1, 1, 256, given_out=True)
     # The Ampere kernel (flash_attn_sm80.fly), as other GPUs run it.
     for dt in (torch.bfloat16, torch.float16):
         for causal in (False, True):
@@ -171,6 +178,7 @@ def main() -> int:
             one_varlen(c, [129, 0, 64, 4097], [129, 5, 0, 4097], 2, 1, 64, torch.float16,
                        causal=causal, arch=arch)
         one_varlen(c, [7, 200], [300, 3], 8, 8, 128, arch=arch, given_max=False)
+    one_varlen(c, [100, 333], [257, 1], 4, 4, 256, causal=True)
     refusals(c)
     return c.finish()
 

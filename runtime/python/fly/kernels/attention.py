@@ -176,6 +176,38 @@ def _tokens(x: Any) -> Any:
     return x.view(b * s, h * d)
 
 
+def _qkv(q: Any, k: Any, v: Any, rank: int, what: str) -> None:
+    """q, k and v are tensors of `rank` dimensions (`what` names them) and
+    all bfloat16 or all float16."""
+    import torch
+
+    for t, name in ((q, "q"), (k, "k"), (v, "v")):
+        if not isinstance(t, torch.Tensor) or t.dim() != rank:
+            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise _flash_bad(f"{name} is {what}, not {got}")
+    if q.dtype not in (torch.bfloat16, torch.float16) or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise _flash_bad(f"q, k and v are all bfloat16 or all float16, not {q.dtype}, {k.dtype} "
+                         f"and {v.dtype}")
+
+
+def _heads_and_out(q: Any, d: int, h: int, hk: int, out: Any, device: Any) -> Any:
+    """Checks D and the heads; out as given (contiguous, of q's shape and
+    type) or made."""
+    import torch
+
+    if d not in (64, 128, 256):
+        raise _flash_bad(f"the head dimension D is 64, 128 or 256, not {d}")
+    if hk == 0 or h % hk:
+        raise _flash_bad(f"q's {h} heads are a whole number of k's and v's {hk} heads")
+    if out is None:
+        return torch.empty(q.shape, dtype=q.dtype, device=device)
+    if (not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(q.shape) or
+            out.dtype != q.dtype or not out.is_contiguous() or out.device != device):
+        raise _flash_bad(f"out is a contiguous {q.dtype} tensor of q's shape {tuple(q.shape)} on "
+                         f"{device}")
+    return out
+
+
 @accepts_dlpack
 def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
                softmax_scale: Optional[float] = None, out: Optional[Any] = None,
@@ -184,7 +216,8 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
     Hopper GPUs, flash_attn_sm80.fly on the others from sm_80, or where
     arch="sm_80" asks for it; arch="sm_90a" asks for Hopper's): for q
     (batch, Sq, H, D) and k, v (batch, Sk, HK, D) of
-    bfloat16 or float16 (H a multiple of HK: MHA, GQA or MQA; D 64 or 128),
+    bfloat16 or float16 (H a multiple of HK: MHA, GQA or MQA; D 64, 128 or
+    256, 256 on Hopper only),
 
         out[b, i, h] = sum_j softmax_j(scale q[b, i, h] . k[b, j, h // (H / HK)]) v[b, j, ...]
 
@@ -199,32 +232,17 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
 
     from .gemm import _arch
 
-    for t, name in ((q, "q"), (k, "k"), (v, "v")):
-        if not isinstance(t, torch.Tensor) or t.dim() != 4:
-            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-            raise _flash_bad(f"{name} is (batch, seq, heads, D), not {got}")
-    if q.dtype not in (torch.bfloat16, torch.float16) or k.dtype != q.dtype or v.dtype != q.dtype:
-        raise _flash_bad(f"q, k and v are all bfloat16 or all float16, not {q.dtype}, {k.dtype} "
-                         f"and {v.dtype}")
+    _qkv(q, k, v, 4, "(batch, seq, heads, D)")
     b, sq, h, d = q.shape
     if tuple(k.shape) != tuple(v.shape) or k.size(0) != b or k.size(3) != d:
         raise _flash_bad(f"k and v are (batch, Sk, HK, D) with q's batch and D: q "
                          f"{tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
     sk, hk = k.size(1), k.size(2)
-    if d not in (64, 128):
-        raise _flash_bad(f"the head dimension D is 64 or 128, not {d}")
-    if hk == 0 or h % hk:
-        raise _flash_bad(f"q's {h} heads are a whole number of k's and v's {hk} heads")
+    device = check_device(q, k, v)
+    out = _heads_and_out(q, d, h, hk, out, device)
     if sk == 0 and sq > 0:
         raise _flash_bad("k and v have no keys: a softmax over no scores")
-    device = check_device(q, k, v)
     kind = _arch(arch, device, "flash_attn")
-    if out is None:
-        out = torch.empty(q.shape, dtype=q.dtype, device=device)
-    elif (not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(q.shape) or
-          out.dtype != q.dtype or not out.is_contiguous() or out.device != device):
-        raise _flash_bad(f"out is a contiguous {q.dtype} tensor of q's shape {tuple(q.shape)} on "
-                         f"{device}")
     lse = torch.empty((b, h, sq), dtype=torch.float32, device=device)
     if b == 0 or sq == 0 or h == 0:
         return (out, lse) if return_lse else out
@@ -255,6 +273,9 @@ def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, dev
                   sk: int, group: int, scale: float) -> None:
     """One launch of flash_attn (kind "sm_90a") or flash_attn_sm80 on the
     2-D views (rows of tokens) q2, k2, v2, o2 and lse2."""
+    if kind == "sm_80" and d == 256:
+        raise _flash_bad("the head dimension 256 runs on Hopper GPUs only (arch sm_90a): the "
+                         "Ampere kernel's registers hold D 128 at most")
     if kind == "sm_80":
         # 64 query rows a block, 64-key steps in two stages. (At D 64, 128
         # rows ran 1.07-1.10x faster on an H100, but spill on sm_80.)
@@ -264,9 +285,10 @@ def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, dev
                                                   scale * _LOG2E)
         return
     # D 64: four stages of K and V (1.03-1.06x three at seq 4K-16K on an
-    # H100); D 128: three fill shared memory.
-    consts = {"T": fly_type(dtype), "D": d, "BM": 128, "BN": 128, "STAGES": 4 if d == 64 else 3,
-              "CAUSAL": bool(causal), "PINGPONG": True, "VARLEN": varlen}
+    # H100); D 128: three fill shared memory; D 256: two of 64 keys.
+    consts = {"T": fly_type(dtype), "D": d, "BM": 128, "BN": 64 if d == 256 else 128,
+              "STAGES": {64: 4, 128: 3, 256: 2}[d], "CAUSAL": bool(causal), "PINGPONG": True,
+              "VARLEN": varlen}
     kernel("flash_attn", consts, device)(q2, k2, v2.t(), o2, lse2, cu_q, cu_k, sq, sk, group,
                                          scale * _LOG2E)
 
@@ -303,23 +325,14 @@ def flash_attn_varlen(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: A
 
     from .gemm import _arch
 
-    for t, name in ((q, "q"), (k, "k"), (v, "v")):
-        if not isinstance(t, torch.Tensor) or t.dim() != 3:
-            got = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-            raise _flash_bad(f"{name} is (tokens, heads, D), not {got}")
-    if q.dtype not in (torch.bfloat16, torch.float16) or k.dtype != q.dtype or v.dtype != q.dtype:
-        raise _flash_bad(f"q, k and v are all bfloat16 or all float16, not {q.dtype}, {k.dtype} "
-                         f"and {v.dtype}")
+    _qkv(q, k, v, 3, "(tokens, heads, D)")
     tq, h, d = q.shape
     if tuple(k.shape) != tuple(v.shape) or k.size(2) != d:
         raise _flash_bad(f"k and v are (tokens, HK, D) with q's D: q {tuple(q.shape)}, k "
                          f"{tuple(k.shape)}, v {tuple(v.shape)}")
     tk, hk = k.size(0), k.size(1)
-    if d not in (64, 128):
-        raise _flash_bad(f"the head dimension D is 64 or 128, not {d}")
-    if hk == 0 or h % hk:
-        raise _flash_bad(f"q's {h} heads are a whole number of k's and v's {hk} heads")
     device = check_device(q, k, v, cu_seqlens_q, cu_seqlens_k)
+    out = _heads_and_out(q, d, h, hk, out, device)
     for name, c in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
         if c.dtype != torch.int32 or c.dim() != 1 or c.numel() < 2:
             raise _flash_bad(f"{name} is int32 offsets, B + 1 of them, not "
@@ -328,12 +341,6 @@ def flash_attn_varlen(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: A
         raise _flash_bad(f"cu_seqlens_q and cu_seqlens_k hold B + 1 offsets each, not "
                          f"{cu_seqlens_q.numel()} and {cu_seqlens_k.numel()}")
     kind = _arch(arch, device, "flash_attn")
-    if out is None:
-        out = torch.empty(q.shape, dtype=q.dtype, device=device)
-    elif (not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(q.shape) or
-          out.dtype != q.dtype or not out.is_contiguous() or out.device != device):
-        raise _flash_bad(f"out is a contiguous {q.dtype} tensor of q's shape {tuple(q.shape)} on "
-                         f"{device}")
     lse = torch.empty((h, tq), dtype=torch.float32, device=device)
     cu_q, cu_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
     if max_seqlen_q is None:
