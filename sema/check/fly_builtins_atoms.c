@@ -539,12 +539,16 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
 }
 
 /* An identity tensor's partition moves its origin to the thread's first
-   coordinate (a data tensor's pointer moves in the lowering). */
+   coordinate (a data tensor's pointer moves in the lowering). A fragment
+   takes only the partition's shape, so a fragment of an identity tensor
+   is a register tile of that shape, made as rmem makes one. */
 #define MMA_PARTITION(op, frag, name, ID)                                                          \
   const FlyVal *fly_builtin_##name(FlyInterp *I, const FlyArgs *a) {                               \
-    if (!(frag) && a->n > 1 && fly_is_identity(a->v[1]))                                           \
-      return fly_identity_mma_partition(I, a->v[1], mma_partition(I, a, op, frag),                 \
-                                        &a->v[0]->object, op, a->call);                            \
+    if (a->n > 1 && fly_is_identity(a->v[1]))                                                      \
+      return (frag) ? fly_emit_value(I, mma_partition(I, a, op, frag), FLY_OPCODE_RMEM, 0, NULL,   \
+                                     a->call)                                                      \
+                    : fly_identity_mma_partition(I, a->v[1], mma_partition(I, a, op, frag),        \
+                                                 &a->v[0]->object, op, a->call);                   \
     return fly_emit_value(I, mma_partition(I, a, op, frag), FLY_OPCODE_##ID, 2, a->v, a->call);    \
   }
 MMA_PARTITION('A', false, partition_A, PARTITION_A)
