@@ -176,6 +176,11 @@ def refusals(c: Checks) -> None:
         ctx = torch.full((b,), 40, device=device, dtype=torch.int32)
         return q, kc, kc.clone(), tables, ctx
 
+    def misaligned(x):
+        """x's shape and values, starting 2 bytes past an allocation."""
+        m = torch.empty(x.numel() + 1, device="cuda", dtype=x.dtype)[1:].view(x.shape)
+        return m.copy_(x)
+
     pad = fk.paged_attention_decode
     q, kc, vc, tables, ctx = args()
     for what, fn, word in (
@@ -187,6 +192,14 @@ def refusals(c: Checks) -> None:
         ("context_lens of 1 for 2 sequences", lambda: pad(q, kc, vc, tables, ctx[:1]),
          "context_lens"),
         ("on the CPU", lambda: pad(*args(device="cpu")), "GPU"),
+        ("blocks of 96 tokens", lambda: pad(q, kc.view(1, 96, 2, 128), vc.view(1, 96, 2, 128),
+                                            tables, ctx), "16 or 32"),
+        ("caches of float16 for bfloat16 q", lambda: pad(q, kc.half(), vc.half(), tables, ctx),
+         "float8_e4m3fn"),
+        ("a cache that starts off 16 bytes", lambda: pad(q, misaligned(kc), vc, tables, ctx),
+         "16 bytes"),
+        ("splits of 0", lambda: pad(q, kc, vc, tables, ctx, splits=0), "splits"),
+        ("out of another shape", lambda: pad(q, kc, vc, tables, ctx, out=q[:1]), "out is"),
     ):
         c.raises(what, fn, word)
 
