@@ -507,7 +507,8 @@ static const FlyVal *mma_partition(FlyInterp *I, const FlyArgs *a, char operand,
   const FlyObject *mma = &thr->base->object;
   const FlyObject *atom = &mma->base->object;
   const FlyType *want = fly_mma_elem(atom, operand);
-  if (!fragment && !fly_type_equal(t->tensor.elem, want) && operand != 'C')
+  /* An identity tensor holds coordinates, whatever the MMA multiplies. */
+  if (!fragment && !fly_type_equal(t->tensor.elem, want) && operand != 'C' && !fly_is_identity(t))
     return fly_err_mma_type(I, a->node[1], atom, operand, "this tensor holds", t->tensor.elem);
   if (!mma_fits(I, t, mma, operand, a->call))
     return NULL;

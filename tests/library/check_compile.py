@@ -12,7 +12,11 @@ and its code is what the kernel promises, read off the assembly:
   wgmma, TMA, mbarrier and setmaxnreg; "{T}" in one stands for const T's
   type as PTX names it, so scaled_mm's "f32.{T}.{TB}" is its wgmma's
   operand types, f32.e5m2.e4m3 for T=f8e5m2, TB=f8e4m3), and no wgmma
-  serialised by ptxas.
+  serialised by ptxas;
+* on AMD, the instructions of "gcn_has" (the same, the type as the
+  instruction names it: v_mfma_f32_16x16x16_{T}), and "gcn_count": how many
+  times an instruction occurs, a Python expression of the consts (the MFMAs
+  of a fully unrolled step equal to its tile's arithmetic).
 
     check_compile.py FLYC [--all] [--kernel NAME]
 
@@ -127,6 +131,15 @@ def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict
         m = re.search(r"\.private_segment_fixed_size:\s*(\d+)", asm)
         if not m or int(m.group(1)):
             fails.append(f"{what}: scratch memory ({m.group(0) if m else 'no segment size'})")
+        for want in entry.get("gcn_has", []):
+            want = with_consts(want, consts)
+            if want not in asm:
+                fails.append(f"{what}: no {want} in the GCN")
+        for insn, expr in entry.get("gcn_count", {}).items():
+            n = eval(expr, {"__builtins__": {}}, dict(consts))
+            got = len(re.findall(r"^\s*" + re.escape(insn), asm, re.M))
+            if got != n:
+                fails.append(f"{what}: {got} {insn} in the GCN, not {expr} = {n}")
     return fails
 
 

@@ -265,34 +265,48 @@ class GemmSplitRules(unittest.TestCase):
 
 
 class FlashAttnRules(unittest.TestCase):
-    """flash_attn's launch rule (kernels/attention/flash_attn.fly): a block
-    for each 128 query rows of each head of each batch, and the shapes the
+    """flash_attn's launch rule (kernels/attention/flash_attn.fly): a tile
+    for each 128 query rows of each head of each batch, a block each, or
+    PERSISTENT at most `blocks` blocks walking them, and the shapes the
     views of q, k, v (its transpose), out and lse must have."""
 
+    CONSTS = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "CAUSAL": False,
+              "PINGPONG": True, "VARLEN": False, "PERSISTENT": True}
+
     def setUp(self) -> None:
-        consts = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "CAUSAL": False,
-                  "PINGPONG": True, "VARLEN": False}
-        self.k = fly.kernels.kernel("flash_attn", consts, device=fly.NO_DEVICE, target="sm_90a")
+        self.k = fly.kernels.kernel("flash_attn", self.CONSTS, device=fly.NO_DEVICE,
+                                    target="sm_90a")
 
     @staticmethod
     def bf16(r: int, c: int, strides=None) -> DLPackArray:
         return DLPackArray((r, c), code=4, bits=16, strides=strides)
 
-    def args(self, b=2, sq=300, sk=777, h=4, hk=2, lse_rows=None, group=None):
+    def args(self, b=2, sq=300, sk=777, h=4, hk=2, lse_rows=None, group=None, blocks=132):
         d = 128
         none = DLPackArray((1,), code=0, bits=32)
         return (self.bf16(b * sq, h * d), self.bf16(b * sk, hk * d),
                 self.bf16(hk * d, b * sk, (1, hk * d)), self.bf16(b * sq, h * d),
                 DLPackArray((lse_rows or b * h, sq), code=2, bits=32), none, none, sq, sk,
-                group or h // hk, 0.1)
+                group or h // hk, 0.1, blocks)
 
-    def test_a_block_per_rows_head_and_batch(self) -> None:
+    def test_a_block_per_tile_or_per_multiprocessor(self) -> None:
+        # 3 row tiles x 4 heads x 2 batches: 24 tiles.
         cfg = self.k.launch_config(*self.args())
-        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((3, 4, 2), 384))
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((24, 1, 1), 384))
+        cfg = self.k.launch_config(*self.args(blocks=10))
+        self.assertEqual(tuple(cfg.grid), (10, 1, 1))
+        each = fly.kernels.kernel("flash_attn", {**self.CONSTS, "D": 256, "BN": 64, "STAGES": 2,
+                                                 "PERSISTENT": False},
+                                  device=fly.NO_DEVICE, target="sm_90a")
+        d256 = list(self.args(blocks=10))
+        d256[:5] = (self.bf16(600, 1024), self.bf16(1554, 512), self.bf16(512, 1554, (1, 512)),
+                    self.bf16(600, 1024), DLPackArray((8, 300), code=2, bits=32))
+        self.assertEqual(tuple(each.launch_config(*d256).grid), (24, 1, 1))
 
     def test_wrong_shapes_are_refused(self) -> None:
         for args, message in ((self.args(group=3), "group is the query heads a key head"),
                               (self.args(lse_rows=7), "LSE is (B H) x sq"),
+                              (self.args(blocks=0), "blocks, the most a persistent grid has"),
                               (self.args()[:7] + (0,) + self.args()[8:], "at least 1")):
             with self.assertRaises(fly.FlyError) as cm:
                 self.k.launch_config(*args)
@@ -366,24 +380,28 @@ class FlashAttnVarlenRules(unittest.TestCase):
         d = 128
         bf16 = FlashAttnRules.bf16
         v = bf16(hk * d, tk, (1, hk * d)) if v_t else bf16(tk, hk * d)
+        # Hopper's (V transposed) takes the persistent grid's most blocks.
         return (bf16(tq, h * d), bf16(tk, hk * d), v, bf16(tq, h * d),
                 DLPackArray(lse or (h, tq), code=2, bits=32),
                 DLPackArray((offsets,), code=0, bits=32),
-                DLPackArray((k_offsets or offsets,), code=0, bits=32), 700, 650, h // hk, 0.1)
+                DLPackArray((k_offsets or offsets,), code=0, bits=32), 700, 650, h // hk,
+                0.1) + ((1000,) if v_t else ())
+
+    HOPPER = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "PINGPONG": True,
+              "PERSISTENT": True}
 
     def test_a_block_per_rows_of_the_longest_sequence(self) -> None:
-        hopper = self.kernel("flash_attn", {"T": "bf16", "D": 128, "BM": 128, "BN": 128,
-                                            "STAGES": 3, "CAUSAL": True, "PINGPONG": True})
+        hopper = self.kernel("flash_attn", {**self.HOPPER, "CAUSAL": True, "PERSISTENT": False})
         cfg = hopper.launch_config(*self.args())
-        self.assertEqual(tuple(cfg.grid), (6, 4, 3))   # ceil(700 / 128), 4 heads, 3 sequences
+        # ceil(700 / 128) tiles, 4 heads, 3 sequences: 72 tiles.
+        self.assertEqual(tuple(cfg.grid), (72, 1, 1))
         ampere = self.kernel("flash_attn_sm80", {"T": "bf16", "D": 128, "WARPS": 4, "BN": 64,
                                                  "STAGES": 2, "CAUSAL": False})
         cfg = ampere.launch_config(*self.args(v_t=False))
         self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((11, 4, 3), 128))
 
     def test_wrong_shapes_are_refused(self) -> None:
-        k = self.kernel("flash_attn", {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3,
-                                       "CAUSAL": False, "PINGPONG": True})
+        k = self.kernel("flash_attn", {**self.HOPPER, "CAUSAL": False})
         for args, message in ((self.args(k_offsets=5), "cu_q and cu_k hold B + 1 offsets"),
                               (self.args(offsets=1), "cu_q and cu_k hold B + 1 offsets"),
                               (self.args(lse=(8, 1000)), "VARLEN: LSE is H x (the rows of Q)")):
@@ -391,6 +409,71 @@ class FlashAttnVarlenRules(unittest.TestCase):
                 k.launch_config(*args)
             self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
             self.assertIn(message, cm.exception.message)
+
+
+class FlashAttnMfmaRules(unittest.TestCase):
+    """flash_attn_mfma's launch rule (kernels/attention/flash_attn_mfma.fly,
+    AMD's gfx942 and gfx950, from its ahead-of-time bundle, arrays in ROCm
+    memory): a block of 4 wavefronts for each 128 query rows, V as K is
+    (not transposed), and the shapes refused with their messages; and
+    flash_attn choosing it where PyTorch is ROCm's."""
+
+    ROCM = (10, 0)   # kDLROCM
+
+    def kernel(self, varlen=False):
+        consts = {"T": "bf16", "D": 128, "WAVES": 4, "BN": 64, "CAUSAL": True, "VARLEN": varlen}
+        return fly.kernels.kernel("flash_attn_mfma", consts, device=fly.NO_DEVICE,
+                                  target="gfx942")
+
+    def args(self, varlen=False):
+        def bf16(r, c):
+            return DLPackArray((r, c), code=4, bits=16, device=self.ROCM)
+
+        def i32(n):
+            return DLPackArray((n,), code=0, bits=32, device=self.ROCM)
+
+        if varlen:   # 3 sequences, the longest 700 queries and 650 keys
+            return [bf16(1000, 512), bf16(900, 256), bf16(900, 256), bf16(1000, 512),
+                    DLPackArray((4, 1000), code=2, bits=32, device=self.ROCM), i32(4), i32(4),
+                    700, 650, 2, 0.1]
+        return [bf16(600, 512), bf16(1554, 256), bf16(1554, 256), bf16(600, 512),
+                DLPackArray((8, 300), code=2, bits=32, device=self.ROCM), i32(1), i32(1), 300,
+                777, 2, 0.1]
+
+    def test_a_block_of_four_wavefronts_per_128_rows(self) -> None:
+        cfg = self.kernel().launch_config(*self.args())
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((3, 4, 2), 256))
+        cfg = self.kernel(True).launch_config(*self.args(True))
+        self.assertEqual(tuple(cfg.grid), (6, 4, 3))   # ceil(700 / 128), 4 heads, 3 sequences
+
+    def test_wrong_shapes_are_refused(self) -> None:
+        for i, bad, message in (
+                (2, DLPackArray((1554, 128), code=4, bits=16, device=self.ROCM),
+                 "V is K's shape"),
+                (9, 3, "group is the query heads a key head"),
+                (4, DLPackArray((8, 301), code=2, bits=32, device=self.ROCM),
+                 "LSE is (B H) x sq")):
+            args = self.args()
+            args[i] = bad
+            with self.assertRaises(fly.FlyError) as cm:
+                self.kernel().launch_config(*args)
+            self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+            self.assertIn(message, cm.exception.message)
+
+    def test_rocm_pytorch_runs_the_mfma_kernel(self) -> None:
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("PyTorch is not installed")
+        from unittest import mock
+
+        from fly.kernels import attention
+
+        with mock.patch.object(torch.version, "hip", "6.2.0"):
+            self.assertEqual(attention._flash_kind(None, 0), "mfma")
+            with self.assertRaises(fly.FlyError) as cm:
+                attention._flash_kind("sm_80", 0)
+            self.assertIn("an AMD GPU runs the MFMA kernel", cm.exception.message)
 
 
 class BlockscaleRules(unittest.TestCase):

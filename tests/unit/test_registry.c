@@ -10,9 +10,12 @@
 
 #include <string.h>
 
+#include "fly_algebra.h"
 #include "fly_atom.h"
 #include "fly_builtin_info.h"
 #include "fly_emit.h"
+#include "fly_layout.h"
+#include "fly_layout_text.h"
 
 static void atoms_are_found_by_name(void **state) {
   (void)state;
@@ -91,6 +94,35 @@ static void warp_copies_have_layouts(void **state) {
   }
 }
 
+/* MFMA 16x16x16's accumulator is, value for value, its B operand with the
+   accumulator's rows as depth: lane l holds column l % 16 of C and rows
+   4 (l / 16) + v, and of B (N x K) row l % 16, depth 4 (l / 16) + v. The
+   AMD attention kernel (flash_attn_mfma.fly) computes S^T = K Q^T and
+   feeds its registers as P^T to O^T = V^T P^T on this, and takes a
+   query's column sums over lanes l ^ 16 and l ^ 32. */
+static void mfma_accumulator_is_its_b_operand(void **state) {
+  (void)state;
+  const FlyAtom *a = fly_atom_find("amd.mfma_16x16x16", 17);
+  FlyAlgebra A;
+  fly_algebra_init(&A);
+  FlyLayout *b = fly_parse_layout(&A, a->tv[1], strlen(a->tv[1]));
+  FlyLayout *c = fly_parse_layout(&A, a->tv[2], strlen(a->tv[2]));
+  assert_non_null(b);
+  assert_non_null(c);
+  for (int64_t t = 0; t < 64; t++) {
+    for (int64_t v = 0; v < 4; v++) {
+      int64_t ib, ic;
+      assert_true(fly_layout_eval(&A, b, t + 64 * v, &ib));
+      assert_true(fly_layout_eval(&A, c, t + 64 * v, &ic));
+      /* Column-major: C (M, N) at m + 16 n; B (N, K) at n + 16 k. */
+      assert_int_equal(ic % 16, ib / 16); /* C's row is B's depth */
+      assert_int_equal(ic / 16, ib % 16); /* C's column is B's row */
+      assert_int_equal(ic / 16, t % 16);  /* a column, lanes l % 16 */
+    }
+  }
+  fly_algebra_release(&A);
+}
+
 static void builtins_are_listed_once(void **state) {
   (void)state;
   int functions = 0, runtime = 0;
@@ -128,6 +160,7 @@ int main(void) {
       cmocka_unit_test(atoms_run_where_their_family_is),
       cmocka_unit_test(atom_shapes_are_consistent),
       cmocka_unit_test(warp_copies_have_layouts),
+      cmocka_unit_test(mfma_accumulator_is_its_b_operand),
       cmocka_unit_test(builtins_are_listed_once),
       cmocka_unit_test(opcodes_have_names),
   };

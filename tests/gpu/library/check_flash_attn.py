@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -156,6 +157,12 @@ def main() -> int:
     one(c, 2, 300, 520, 4, 2, 128, causal=True, views=True)
     one(c, 2, 333, 333, 4, 4, 64, torch.float16, given_out=True)
     one(c, 1, 17, 1000, 2, 1, 128, causal=True, given_out=True)
+    # Many tiles a block: without causal, Hopper's blocks (one a
+    # multiprocessor) walk the 1024 and 864 tiles, their K and V stages,
+    # Q's buffer and the consumers' turns running on from tile to tile.
+    one(c, 4, 2000, 2000, 16, 4, 128)
+    one(c, 3, 1500, 1700, 16, 8, 64, torch.float16)
+    one(c, 4, 2000, 2000, 16, 4, 128, causal=True)
     # Head dimension 256 (Hopper: 64-key steps in two stages).
     for causal in (False, True):
         one(c, 2, 300, 777, 4, 2, 256, causal=causal)
@@ -179,6 +186,14 @@ def main() -> int:
                        causal=causal, arch=arch)
         one_varlen(c, [7, 200], [300, 3], 8, 8, 128, arch=arch, given_max=False)
     one_varlen(c, [100, 333], [257, 1], 4, 4, 256, causal=True)
+    # 48 sequences of 0 to 700 queries and keys: tiles past a sequence's
+    # end and sequences without keys met on the persistent walk.
+    rng = random.Random(22)
+    lens_q = [rng.choice((0, 1, rng.randrange(700))) for _ in range(48)]
+    lens_k = [rng.choice((0, 1, rng.randrange(700))) for _ in range(48)]
+    for causal in (False, True):
+        one_varlen(c, lens_q, lens_k, 16, 4, 128, causal=causal)
+    one_varlen(c, lens_q, lens_k, 8, 8, 64, torch.float16)
     refusals(c)
     return c.finish()
 

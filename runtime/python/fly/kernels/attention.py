@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..errors import FlyError, Status
 from ._library import kernel
-from ._rows import accepts_dlpack, check_device, fly_type
+from ._rows import accepts_dlpack, check_device, fly_type, sm_count
 
 _TYPES = ("bf16", "f16", "f32")
 
@@ -213,8 +213,9 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
                softmax_scale: Optional[float] = None, out: Optional[Any] = None,
                return_lse: bool = False, arch: Optional[str] = None) -> Any:
     """Flash attention's forward pass (kernels/attention/flash_attn.fly on
-    Hopper GPUs, flash_attn_sm80.fly on the others from sm_80, or where
-    arch="sm_80" asks for it; arch="sm_90a" asks for Hopper's): for q
+    Hopper GPUs, flash_attn_sm80.fly on the other NVIDIA GPUs from sm_80, or
+    where arch="sm_80" asks for it; arch="sm_90a" asks for Hopper's;
+    flash_attn_mfma.fly on AMD's gfx942 and gfx950, D 64 and 128): for q
     (batch, Sq, H, D) and k, v (batch, Sk, HK, D) of
     bfloat16 or float16 (H a multiple of HK: MHA, GQA or MQA; D 64, 128 or
     256, 256 on Hopper only),
@@ -230,8 +231,6 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
 
     import torch
 
-    from .gemm import _arch
-
     _qkv(q, k, v, 4, "(batch, seq, heads, D)")
     b, sq, h, d = q.shape
     if tuple(k.shape) != tuple(v.shape) or k.size(0) != b or k.size(3) != d:
@@ -242,7 +241,7 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
     out = _heads_and_out(q, d, h, hk, out, device)
     if sk == 0 and sq > 0:
         raise _flash_bad("k and v have no keys: a softmax over no scores")
-    kind = _arch(arch, device, "flash_attn")
+    kind = _flash_kind(arch, device)
     lse = torch.empty((b, h, sq), dtype=torch.float32, device=device)
     if b == 0 or sq == 0 or h == 0:
         return (out, lse) if return_lse else out
@@ -268,11 +267,38 @@ def _no_offsets(device: Any) -> Any:
     return t
 
 
+def _flash_kind(arch: Optional[str], device: Any) -> str:
+    """Which forward kernel runs on device: "mfma" (flash_attn_mfma.fly) on
+    an AMD GPU (PyTorch built for ROCm), else "sm_90a" or "sm_80" as
+    gemm._arch chooses among NVIDIA's (arch, when given, is one of those)."""
+    import torch
+
+    from .gemm import _arch
+
+    if getattr(torch.version, "hip", None):
+        if arch is not None:
+            raise _flash_bad(f"arch chooses between NVIDIA kernels (\"sm_90a\", \"sm_80\"); an "
+                             f"AMD GPU runs the MFMA kernel, not {arch!r}")
+        return "mfma"
+    return _arch(arch, device, "flash_attn")
+
+
 def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, device: Any,
                   q2: Any, k2: Any, v2: Any, o2: Any, lse2: Any, cu_q: Any, cu_k: Any, sq: int,
                   sk: int, group: int, scale: float) -> None:
-    """One launch of flash_attn (kind "sm_90a") or flash_attn_sm80 on the
-    2-D views (rows of tokens) q2, k2, v2, o2 and lse2."""
+    """One launch of flash_attn (kind "sm_90a"), flash_attn_sm80 or
+    flash_attn_mfma on the 2-D views (rows of tokens) q2, k2, v2, o2 and
+    lse2."""
+    if kind == "mfma":
+        if d == 256:
+            raise _flash_bad("the head dimension 256 runs on Hopper GPUs only: the MFMA "
+                             "kernel takes D 64 and 128")
+        # 128 query rows a block (4 wavefronts of 32), 64-key steps.
+        consts = {"T": fly_type(dtype), "D": d, "WAVES": 4, "BN": 64, "CAUSAL": bool(causal),
+                  "VARLEN": varlen}
+        kernel("flash_attn_mfma", consts, device)(q2, k2, v2, o2, lse2, cu_q, cu_k, sq, sk,
+                                                  group, scale * _LOG2E)
+        return
     if kind == "sm_80" and d == 256:
         raise _flash_bad("the head dimension 256 runs on Hopper GPUs only (arch sm_90a): the "
                          "Ampere kernel's registers hold D 128 at most")
@@ -286,11 +312,16 @@ def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, dev
         return
     # D 64: four stages of K and V (1.03-1.06x three at seq 4K-16K on an
     # H100); D 128: three fill shared memory; D 256: two of 64 keys.
+    # Without causal, D 64 and 128 run persistent, a block a multiprocessor
+    # walking the tiles (1.0-1.25x a block a tile on an H100); causal tiles
+    # differ in work, which the hardware's own scheduling of a block a tile
+    # balances (a static walk left blocks idle: 0.6-0.9x). D 256's
+    # consumers have no registers to spare for the walk.
     consts = {"T": fly_type(dtype), "D": d, "BM": 128, "BN": 64 if d == 256 else 128,
               "STAGES": {64: 4, 128: 3, 256: 2}[d], "CAUSAL": bool(causal), "PINGPONG": True,
-              "VARLEN": varlen}
+              "VARLEN": varlen, "PERSISTENT": not causal and d != 256}
     kernel("flash_attn", consts, device)(q2, k2, v2.t(), o2, lse2, cu_q, cu_k, sq, sk, group,
-                                         scale * _LOG2E)
+                                         scale * _LOG2E, sm_count(device))
 
 
 def _rows(x: Any) -> Any:
@@ -323,8 +354,6 @@ def flash_attn_varlen(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: A
 
     import torch
 
-    from .gemm import _arch
-
     _qkv(q, k, v, 3, "(tokens, heads, D)")
     tq, h, d = q.shape
     if tuple(k.shape) != tuple(v.shape) or k.size(2) != d:
@@ -340,7 +369,7 @@ def flash_attn_varlen(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: A
     if cu_seqlens_k.numel() != cu_seqlens_q.numel():
         raise _flash_bad(f"cu_seqlens_q and cu_seqlens_k hold B + 1 offsets each, not "
                          f"{cu_seqlens_q.numel()} and {cu_seqlens_k.numel()}")
-    kind = _arch(arch, device, "flash_attn")
+    kind = _flash_kind(arch, device)
     lse = torch.empty((h, tq), dtype=torch.float32, device=device)
     cu_q, cu_k = cu_seqlens_q.contiguous(), cu_seqlens_k.contiguous()
     if max_seqlen_q is None:
