@@ -267,8 +267,9 @@ class GemmSplitRules(unittest.TestCase):
 class FlashAttnRules(unittest.TestCase):
     """flash_attn's launch rule (kernels/attention/flash_attn.fly): a tile
     for each 128 query rows of each head of each batch, a block each, or
-    PERSISTENT at most `blocks` blocks walking them, and the shapes the
-    views of q, k, v (its transpose), out and lse must have."""
+    PERSISTENT at most `blocks` blocks walking them (causal: pairs of row
+    tiles), and the shapes the views of q, k, v (its transpose), out and
+    lse must have."""
 
     CONSTS = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "CAUSAL": False,
               "PINGPONG": True, "VARLEN": False, "PERSISTENT": True}
@@ -281,8 +282,8 @@ class FlashAttnRules(unittest.TestCase):
     def bf16(r: int, c: int, strides=None) -> DLPackArray:
         return DLPackArray((r, c), code=4, bits=16, strides=strides)
 
-    def args(self, b=2, sq=300, sk=777, h=4, hk=2, lse_rows=None, group=None, blocks=132):
-        d = 128
+    def args(self, b=2, sq=300, sk=777, h=4, hk=2, lse_rows=None, group=None, blocks=132,
+             d=128):
         none = DLPackArray((1,), code=0, bits=32)
         return (self.bf16(b * sq, h * d), self.bf16(b * sk, hk * d),
                 self.bf16(hk * d, b * sk, (1, hk * d)), self.bf16(b * sq, h * d),
@@ -295,6 +296,17 @@ class FlashAttnRules(unittest.TestCase):
         self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((24, 1, 1), 384))
         cfg = self.k.launch_config(*self.args(blocks=10))
         self.assertEqual(tuple(cfg.grid), (10, 1, 1))
+        # D 64 in tiles of 192 rows: three consumers, 512 threads.
+        three = fly.kernels.kernel("flash_attn", {**self.CONSTS, "D": 64, "BM": 192,
+                                                  "STAGES": 4}, device=fly.NO_DEVICE,
+                                   target="sm_90a")
+        cfg = three.launch_config(*self.args(sq=1000, d=64))
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((48, 1, 1), 512))   # 6 x 4 x 2
+        # Causal and persistent: pairs of row tiles, ceil(3 / 2) a head.
+        pairs = fly.kernels.kernel("flash_attn", {**self.CONSTS, "CAUSAL": True},
+                                   device=fly.NO_DEVICE, target="sm_90a")
+        self.assertEqual(tuple(pairs.launch_config(*self.args()).grid), (16, 1, 1))
+        self.assertEqual(tuple(pairs.launch_config(*self.args(blocks=7)).grid), (7, 1, 1))
         each = fly.kernels.kernel("flash_attn", {**self.CONSTS, "D": 256, "BN": 64, "STAGES": 2,
                                                  "PERSISTENT": False},
                                   device=fly.NO_DEVICE, target="sm_90a")

@@ -133,6 +133,8 @@ def refusals(c: Checks) -> None:
     c.raises("on the CPU", lambda: fa(q.cpu(), q.cpu(), q.cpu()), "GPU")
     c.raises("out of another type", lambda: fa(q, q, q, out=torch.empty_like(q).half()), "out is")
     c.raises("arch sm_70", lambda: fa(q, q, q, arch="sm_70"), "arch is")
+    c.raises("a negative scale", lambda: fa(q, q, q, softmax_scale=-0.1), "positive finite")
+    c.raises("a scale of 0", lambda: fa(q, q, q, softmax_scale=0.0), "positive finite")
     cu = torch.tensor([0, 8], device="cuda", dtype=torch.int32)
     fv = fk.flash_attn_varlen
     c.raises("varlen q of four dimensions", lambda: fv(q, q[0], q[0], cu, cu),
@@ -157,12 +159,16 @@ def main() -> int:
     one(c, 2, 300, 520, 4, 2, 128, causal=True, views=True)
     one(c, 2, 333, 333, 4, 4, 64, torch.float16, given_out=True)
     one(c, 1, 17, 1000, 2, 1, 128, causal=True, given_out=True)
-    # Many tiles a block: without causal, Hopper's blocks (one a
-    # multiprocessor) walk the 1024 and 864 tiles, their K and V stages,
-    # Q's buffer and the consumers' turns running on from tile to tile.
+    # Many tiles a block: Hopper's blocks (one a multiprocessor) walk the
+    # tiles (causal: pairs of row tiles, to 4K rows at D 128 and 1K at D
+    # 64; a block a tile past that), their K and V stages, Q's buffer and
+    # the consumers' turns running on from tile to tile.
     one(c, 4, 2000, 2000, 16, 4, 128)
     one(c, 3, 1500, 1700, 16, 8, 64, torch.float16)
+    one(c, 2, 3000, 2500, 16, 8, 64)    # tiles of 192 rows, three consumers
     one(c, 4, 2000, 2000, 16, 4, 128, causal=True)
+    one(c, 8, 1000, 1000, 16, 16, 64, causal=True)
+    one(c, 1, 5000, 5000, 8, 2, 128, causal=True)
     # Head dimension 256 (Hopper: 64-key steps in two stages).
     for causal in (False, True):
         one(c, 2, 300, 777, 4, 2, 256, causal=causal)

@@ -222,7 +222,7 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
 
         out[b, i, h] = sum_j softmax_j(scale q[b, i, h] . k[b, j, h // (H / HK)]) v[b, j, ...]
 
-    with scale = softmax_scale or 1 / sqrt(D), over keys j <= i where causal
+    with scale = softmax_scale (positive) or 1 / sqrt(D), over keys j <= i where causal
     (the top-left diagonal, as torch's scaled_dot_product_attention). out
     (batch, Sq, H, D) is q's type, written into `out` when given (contiguous,
     of that shape and type). With return_lse, also the log-sum-exp of each
@@ -245,7 +245,7 @@ def flash_attn(q: Any, k: Any, v: Any, *, causal: bool = False,
     lse = torch.empty((b, h, sq), dtype=torch.float32, device=device)
     if b == 0 or sq == 0 or h == 0:
         return (out, lse) if return_lse else out
-    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    scale = _scale(softmax_scale, d)
     none = _no_offsets(device)
     _flash_launch(kind, q.dtype, d, causal, False, device, _tokens(q), _tokens(k), _tokens(v),
                   out.view(b * sq, h * d), lse.view(b * h, sq), none, none, sq, sk, h // hk,
@@ -265,6 +265,18 @@ def _no_offsets(device: Any) -> Any:
 
         t = _NO_OFFSETS[device] = torch.zeros(1, dtype=torch.int32, device=device)
     return t
+
+
+def _scale(softmax_scale: Optional[float], d: int) -> float:
+    """The scores' scale: softmax_scale, which must be positive (Hopper's
+    kernel takes each row's maximum before scaling), or 1 / sqrt(D)."""
+    import math
+
+    if softmax_scale is None:
+        return 1.0 / math.sqrt(d)
+    if not softmax_scale > 0 or math.isinf(softmax_scale):
+        raise _flash_bad(f"softmax_scale is a positive finite number, not {softmax_scale!r}")
+    return float(softmax_scale)
 
 
 def _flash_kind(arch: Optional[str], device: Any) -> str:
@@ -312,14 +324,21 @@ def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, dev
         return
     # D 64: four stages of K and V (1.03-1.06x three at seq 4K-16K on an
     # H100); D 128: three fill shared memory; D 256: two of 64 keys.
-    # Without causal, D 64 and 128 run persistent, a block a multiprocessor
-    # walking the tiles (1.0-1.25x a block a tile on an H100); causal tiles
-    # differ in work, which the hardware's own scheduling of a block a tile
-    # balances (a static walk left blocks idle: 0.6-0.9x). D 256's
-    # consumers have no registers to spare for the walk.
-    consts = {"T": fly_type(dtype), "D": d, "BM": 128, "BN": 64 if d == 256 else 128,
+    # D 64 and 128 run persistent, a block a multiprocessor walking the
+    # tiles (1.0-1.25x a block a tile on an H100), except long causal
+    # sequences: causal tiles differ in work, and the walk's pairs of row
+    # tiles of equal work gain where tiles are short (D 128 to 4K rows,
+    # 1.04-1.08x; D 64 to 1K, 1.07x) but lose to the hardware's own
+    # balancing of a block a tile past that (0.84-0.96x). D 256's consumers
+    # have no registers to spare for the walk.
+    persistent = d != 256 and (not causal or sq <= (4096 if d == 128 else 1024))
+    # D 64 without causal from 2K rows: tiles of 192 rows, three consumer
+    # warpgroups taking turns (1.06-1.07x two at 4K-16K; 0.98x at 1K).
+    # Not with varlen, whose offsets take the registers the three have.
+    bm = 192 if d == 64 and not causal and not varlen and sq >= 2048 else 128
+    consts = {"T": fly_type(dtype), "D": d, "BM": bm, "BN": 64 if d == 256 else 128,
               "STAGES": {64: 4, 128: 3, 256: 2}[d], "CAUSAL": bool(causal), "PINGPONG": True,
-              "VARLEN": varlen, "PERSISTENT": not causal and d != 256}
+              "VARLEN": varlen, "PERSISTENT": persistent}
     kernel("flash_attn", consts, device)(q2, k2, v2.t(), o2, lse2, cu_q, cu_k, sq, sk, group,
                                          scale * _LOG2E, sm_count(device))
 
@@ -382,7 +401,7 @@ def flash_attn_varlen(q: Any, k: Any, v: Any, cu_seqlens_q: Any, cu_seqlens_k: A
         out.zero_()
         lse.fill_(-1e30)
         return (out, lse) if return_lse else out
-    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
+    scale = _scale(softmax_scale, d)
     _flash_launch(kind, q.dtype, d, causal, True, device, _rows(q), _rows(k), _rows(v),
                   out.view(tq, h * d), lse, cu_q, cu_k, int(max_seqlen_q),
                   max(int(max_seqlen_k), 1), h // hk, scale)
