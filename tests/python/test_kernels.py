@@ -272,7 +272,7 @@ class FlashAttnRules(unittest.TestCase):
     lse must have."""
 
     CONSTS = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "CAUSAL": False,
-              "PINGPONG": True, "VARLEN": False, "PERSISTENT": True}
+              "PINGPONG": True, "VARLEN": False, "PERSISTENT": True, "QBUF": 1}
 
     def setUp(self) -> None:
         self.k = fly.kernels.kernel("flash_attn", self.CONSTS, device=fly.NO_DEVICE,
@@ -298,8 +298,8 @@ class FlashAttnRules(unittest.TestCase):
         self.assertEqual(tuple(cfg.grid), (10, 1, 1))
         # D 64 in tiles of 192 rows: three consumers, 512 threads.
         three = fly.kernels.kernel("flash_attn", {**self.CONSTS, "D": 64, "BM": 192,
-                                                  "STAGES": 4}, device=fly.NO_DEVICE,
-                                   target="sm_90a")
+                                                  "STAGES": 4, "QBUF": 2},
+                                   device=fly.NO_DEVICE, target="sm_90a")
         cfg = three.launch_config(*self.args(sq=1000, d=64))
         self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((48, 1, 1), 512))   # 6 x 4 x 2
         # Causal and persistent: pairs of row tiles, ceil(3 / 2) a head.
@@ -400,7 +400,7 @@ class FlashAttnVarlenRules(unittest.TestCase):
                 0.1) + ((1000,) if v_t else ())
 
     HOPPER = {"T": "bf16", "D": 128, "BM": 128, "BN": 128, "STAGES": 3, "PINGPONG": True,
-              "PERSISTENT": True}
+              "PERSISTENT": True, "QBUF": 1}
 
     def test_a_block_per_rows_of_the_longest_sequence(self) -> None:
         hopper = self.kernel("flash_attn", {**self.HOPPER, "CAUSAL": True, "PERSISTENT": False})

@@ -336,9 +336,12 @@ def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, dev
     # warpgroups taking turns (1.06-1.07x two at 4K-16K; 0.98x at 1K).
     # Not with varlen, whose offsets take the registers the three have.
     bm = 192 if d == 64 and not causal and not varlen and sq >= 2048 else 128
+    # D 64 keeps two tiles' Q (shared memory has room beside 4 stages): the
+    # walk loads the next tile's Q while this one runs (1.02-1.08x one; at
+    # D 128 a second Q costs a stage, which lost 0.85-0.9x).
     consts = {"T": fly_type(dtype), "D": d, "BM": bm, "BN": 64 if d == 256 else 128,
               "STAGES": {64: 4, 128: 3, 256: 2}[d], "CAUSAL": bool(causal), "PINGPONG": True,
-              "VARLEN": varlen, "PERSISTENT": persistent}
+              "VARLEN": varlen, "PERSISTENT": persistent, "QBUF": 2 if d == 64 else 1}
     kernel("flash_attn", consts, device)(q2, k2, v2.t(), o2, lse2, cu_q, cu_k, sq, sk, group,
                                          scale * _LOG2E, sm_count(device))
 
