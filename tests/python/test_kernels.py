@@ -473,6 +473,8 @@ class FlashAttnMfmaRules(unittest.TestCase):
             self.assertIn(message, cm.exception.message)
 
     def test_rocm_pytorch_runs_the_mfma_kernel(self) -> None:
+        # The choice reads torch.version.hip: without PyTorch (CI installs
+        # none; the GPU machine has it) there is nothing to choose from.
         try:
             import torch
         except ImportError:
