@@ -325,13 +325,11 @@ def _flash_launch(kind: str, dtype: Any, d: int, causal: bool, varlen: bool, dev
     # D 64: four stages of K and V (1.03-1.06x three at seq 4K-16K on an
     # H100); D 128: three fill shared memory; D 256: two of 64 keys.
     # D 64 and 128 run persistent, a block a multiprocessor walking the
-    # tiles (1.0-1.25x a block a tile on an H100), except long causal
-    # sequences: causal tiles differ in work, and the walk's pairs of row
-    # tiles of equal work gain where tiles are short (D 128 to 4K rows,
-    # 1.04-1.08x; D 64 to 1K, 1.07x) but lose to the hardware's own
-    # balancing of a block a tile past that (0.84-0.96x). D 256's consumers
-    # have no registers to spare for the walk.
-    persistent = d != 256 and (not causal or sq <= (4096 if d == 128 else 1024))
+    # tiles (1.0-1.25x a block a tile on an H100; causal: pairs of row
+    # tiles of equal work, each tile's stores beside the next one's first
+    # S, 1.02-1.27x at seq 512-16K). D 256's consumers have no registers to
+    # spare for the walk.
+    persistent = d != 256
     # D 64 without causal from 2K rows: tiles of 192 rows, three consumer
     # warpgroups taking turns (1.06-1.07x two at 4K-16K; 0.98x at 1K).
     # Not with varlen, whose offsets take the registers the three have.
