@@ -70,10 +70,15 @@ static void math(FlyBuild *b, MlirOperation op, const char *name, const FlyTarge
       in[i] = fly_build_op1(b, "arith.extf", ct, 1, &in[i], 0, NULL);
   }
   MlirValue r;
-  if (strcmp(name, "exp") == 0) {
-    MlirValue v[2] = {in[0], splat(b, ct, 1.4426950408889634)};
-    MlirValue s = fly_build_op1(b, "arith.mulf", ct, 2, v, 0, NULL);
-    r = fly_build_intrinsic(b, "llvm.exp2", ct, 1, &s);
+  if (strcmp(name, "exp") == 0 || strcmp(name, "exp2") == 0) {
+    /* The vendor's one instruction for f32 (subnormal results flush to
+       zero); f64 was refused above. */
+    MlirValue s = in[0];
+    if (strcmp(name, "exp") == 0) {
+      MlirValue v[2] = {in[0], splat(b, ct, 1.4426950408889634)};
+      s = fly_build_op1(b, "arith.mulf", ct, 2, v, 0, NULL);
+    }
+    r = h->exp2(b, ct, s);
   } else if (strcmp(name, "log") == 0 || strcmp(name, "log2") == 0) {
     /* NVPTX selects no instruction for llvm.log2: each vendor has its own. */
     MlirValue l = h->log2(b, ct, in[0]);

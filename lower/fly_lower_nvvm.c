@@ -88,11 +88,12 @@ static MlirValue mma(FlyBuild *b, const FlyMmaCall *c) {
   return shape_cast(b, r, c->vc, 0, c->tc);
 }
 
-/* lg2.approx.f32, element by element for a vector. */
-static MlirValue nv_log2(FlyBuild *b, MlirType t, MlirValue x) {
+/* The f32 intrinsic `intrin` of one operand, element by element for a
+   vector. */
+static MlirValue nv_each(FlyBuild *b, const char *intrin, MlirType t, MlirValue x) {
   MlirType f32 = mlirF32TypeGet(b->m->ctx);
   MlirNamedAttribute a[3] = {
-      fly_mlir_named(b->m, "intrin", fly_mlir_str_attr(b->m, "llvm.nvvm.lg2.approx.f")),
+      fly_mlir_named(b->m, "intrin", fly_mlir_str_attr(b->m, intrin)),
       fly_mlir_named(b->m, "op_bundle_sizes", fly_build_attr(b, "array<i32>")),
       fly_mlir_named(b->m, "operandSegmentSizes", fly_build_attr(b, "array<i32: 1, 0>"))};
   if (!mlirTypeIsAVector(t))
@@ -103,6 +104,17 @@ static MlirValue nv_log2(FlyBuild *b, MlirType t, MlirValue x) {
     r = fly_build_insert(b, r, fly_build_op1(b, "llvm.call_intrinsic", f32, 1, &e, 3, a), i);
   }
   return r;
+}
+
+/* lg2.approx.f32. */
+static MlirValue nv_log2(FlyBuild *b, MlirType t, MlirValue x) {
+  return nv_each(b, "llvm.nvvm.lg2.approx.f", t, x);
+}
+
+/* ex2.approx.ftz.f32: one MUFU.EX2 (ex2.approx.f32 is four SASS
+   instructions: a compare and two multiplies keep subnormal results). */
+static MlirValue nv_exp2(FlyBuild *b, MlirType t, MlirValue x) {
+  return nv_each(b, "llvm.nvvm.ex2.approx.ftz.f", t, x);
 }
 
 /* ---- atomics -------------------------------------------------------------------------------- */
@@ -305,6 +317,7 @@ static MlirValue launch_smem(FlyBuild *b, MlirOperation fn, MlirValue *bytes) {
 const FlyTargetHooks fly_nvvm_hooks = {.vendor = FLY_VENDOR_NVIDIA,
                                        .mma = mma,
                                        .log2 = nv_log2,
+                                       .exp2 = nv_exp2,
                                        .trunc_rounded = nv_trunc_rounded,
                                        .fp8_pack = nv_fp8_pack,
                                        .fp8_unpack = nv_fp8_unpack,

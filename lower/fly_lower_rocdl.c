@@ -42,6 +42,21 @@ static MlirValue log2_(FlyBuild *b, MlirType t, MlirValue x) {
   return fly_build_intrinsic(b, "llvm.log2", t, 1, &x);
 }
 
+/* v_exp_f32 alone (llvm.amdgcn.exp2; llvm.exp2 adds a compare, two
+   selects, an add and a v_ldexp an element to keep subnormal results),
+   element by element for a vector. */
+static MlirValue exp2_(FlyBuild *b, MlirType t, MlirValue x) {
+  MlirType f32 = mlirF32TypeGet(b->m->ctx);
+  if (!mlirTypeIsAVector(t))
+    return fly_build_intrinsic(b, "llvm.amdgcn.exp2", f32, 1, &x);
+  MlirValue r = fly_build_op1(b, "llvm.mlir.poison", t, 0, NULL, 0, NULL);
+  for (int64_t i = 0; i < mlirShapedTypeGetDimSize(t, 0); i++) {
+    MlirValue e = fly_build_extract(b, x, i, f32);
+    r = fly_build_insert(b, r, fly_build_intrinsic(b, "llvm.amdgcn.exp2", f32, 1, &e), i);
+  }
+  return r;
+}
+
 /* ---- conversions ---------------------------------------------------------------------------- */
 
 static MlirValue op2(FlyBuild *b, const char *name, MlirType t, MlirValue x, MlirValue y) {
@@ -297,6 +312,7 @@ static MlirValue launch_smem(FlyBuild *b, MlirOperation fn, MlirValue *bytes) {
 const FlyTargetHooks fly_rocdl_hooks = {.vendor = FLY_VENDOR_AMD,
                                         .mma = mma,
                                         .log2 = log2_,
+                                        .exp2 = exp2_,
                                         .trunc_rounded = amd_trunc_rounded,
                                         .fp8_pack = amd_fp8_pack,
                                         .fp8_unpack = amd_fp8_unpack,

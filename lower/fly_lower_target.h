@@ -57,6 +57,10 @@ typedef struct FlyTargetHooks {
   MlirValue (*mma)(FlyBuild *b, const FlyMmaCall *c);
   /* log2 of f32 (a scalar or a vector of type t). */
   MlirValue (*log2)(FlyBuild *b, MlirType t, MlirValue x);
+  /* exp2 of f32 (likewise) in one instruction: results below 2^-126
+     flush to zero (the generic intrinsic adds a compare and two multiplies
+     an element to keep them, a third of a softmax's instructions). */
+  MlirValue (*exp2)(FlyBuild *b, MlirType t, MlirValue x);
   /* x (f32 or f64, a scalar or a vector) narrowed to the float type `to`
      (of x's shape) with a directed rounding, arith's RoundingMode: 1
      downward, 2 upward, 3 toward zero. */

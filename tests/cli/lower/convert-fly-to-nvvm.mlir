@@ -2,7 +2,7 @@
 //
 // convert-fly-to-nvvm: copies become loads and stores, as wide as the atom
 // where both sides are contiguous; the MMA one nvgpu.mma.sync per atom tile;
-// exp, log and max LLVM intrinsics that need no libdevice.
+// exp, log and max LLVM and NVVM intrinsics that need no libdevice.
 // Traced (flyc compile --emit=fly) from:
 //   kernel ops(A: tensor<f16, (16, 16):(16, 1)>, B: tensor<f16, (8, 16):(16, 1)>, C: tensor<f32, (16, 8):(8, 1)>, X: tensor<f32>, y: f32) {
 //       let mma = tiled_mma(mma_atom(nv.mma_sync_16x8x16, f16, f32));
@@ -34,7 +34,8 @@
 // CHECK-COUNT-2: llvm.store {{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<1>
 // universal(128) on a contiguous slice: one 16-byte load.
 // CHECK: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK: llvm.call_intrinsic "llvm.exp2.f32"
+// exp is exp2 of x log2(e): ex2.approx.ftz, one MUFU (subnormal results flush).
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
 // CHECK: llvm.call_intrinsic "llvm.maxnum.f32"
 // CHECK-NOT: "fly.

@@ -2,14 +2,16 @@
 //
 // convert-fly-to-rocdl: the same kernel as convert-fly-to-nvvm.mlir with an
 // MFMA atom, traced for gfx942: one amdgpu.mfma per atom tile, fragments in
-// private (address space 5) allocas, log through llvm.log2.
+// private (address space 5) allocas, exp through llvm.amdgcn.exp2, log
+// through llvm.log2.
 
 // CHECK-LABEL: gpu.func @ops
 // CHECK-COUNT-4: llvm.alloca {{.*}} -> !llvm.ptr<5>
 // CHECK: amdgpu.mfma 16x16x16 {{.*}} blgp =  none : vector<4xf16>, vector<4xf16>, vector<4xf32>
 // CHECK-NOT: amdgpu.mfma
 // CHECK: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK: llvm.call_intrinsic "llvm.exp2.f32"
+// exp is exp2 of x log2(e): v_exp_f32 alone (subnormal results flush).
+// CHECK: llvm.call_intrinsic "llvm.amdgcn.exp2.f32"
 // CHECK: llvm.call_intrinsic "llvm.log2.f32"
 // CHECK-NOT: "fly.
 
