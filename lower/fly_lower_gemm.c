@@ -17,14 +17,18 @@ MlirValue fly_build_pick(FlyBuild *b, MlirValue v, const int *idx, int n, MlirTy
     return v; /* a fragment of one value */
   if (n == 1)
     return fly_build_extract(b, v, idx[0], elem);
+  /* LLVM has no 8-bit floats: their vectors (fp8 MFMA operands) are
+     vector.shuffle's, which the conversion to LLVM retypes as i8. */
+  bool f8 = fly_lower_is_f8(elem);
   char mask[1024];
-  int at = snprintf(mask, sizeof mask, "array<i32: ");
+  int at = snprintf(mask, sizeof mask, f8 ? "array<i64: " : "array<i32: ");
   for (int i = 0; i < n && at < (int)sizeof mask - 16; i++)
     at += snprintf(mask + at, sizeof mask - (size_t)at, "%s%d", i ? ", " : "", idx[i]);
   snprintf(mask + at, sizeof mask - (size_t)at, ">");
   MlirNamedAttribute a = fly_mlir_named(b->m, "mask", fly_build_attr(b, mask));
   MlirValue ops[2] = {v, v};
-  return fly_build_op1(b, "llvm.shufflevector", fly_vec_type(n, elem), 2, ops, 1, &a);
+  return fly_build_op1(b, f8 ? "vector.shuffle" : "llvm.shufflevector", fly_vec_type(n, elem), 2,
+                       ops, 1, &a);
 }
 
 static int64_t vec_len(MlirValue v) {

@@ -28,12 +28,13 @@ static const FlyAtom atoms[] = {
    false,                                                                                          \
    FLY_TYPE_NONE,                                                                                  \
    {NULL, NULL, NULL}},
-#define FLY_MMA_ATOM(id, name, family, m, n, k, threads, inputs, pairs, acc, tv_a, tv_b, tv_c)     \
+#define FLY_MMA_ATOM(id, name, family, feature, m, n, k, threads, inputs, pairs, acc, tv_a, tv_b,  \
+                     tv_c)                                                                         \
   {FLY_ATOM_##id,                                                                                  \
    name,                                                                                           \
    FLY_ATOM_MMA,                                                                                   \
    0,                                                                                              \
-   -1,                                                                                             \
+   FLY_FEATURE_##feature,                                                                          \
    0,                                                                                              \
    NULL,                                                                                           \
    NULL,                                                                                           \
@@ -89,13 +90,15 @@ int fly_atom_vendor(const FlyAtom *a) {
 }
 
 bool fly_atom_available(const FlyAtom *a, const FlyTarget *t) {
-  if (a->kind == FLY_ATOM_MMA)
-    return fly_target_has_mma(t, a->mma);
+  if (a->kind == FLY_ATOM_MMA && !fly_target_has_mma(t, a->mma))
+    return false;
   return a->feature < 0 || fly_target_has(t, (FlyFeature)a->feature);
 }
 
+/* An MMA atom's feature is one of its family's later chips, which have the
+   family too. */
 const char *fly_atom_targets(const FlyAtom *a) {
-  if (a->kind == FLY_ATOM_MMA)
+  if (a->kind == FLY_ATOM_MMA && a->feature < 0)
     return fly_targets_with_mma(a->mma);
   return a->feature < 0 ? fly_target_names() : fly_targets_with_feature((FlyFeature)a->feature);
 }

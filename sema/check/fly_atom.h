@@ -56,7 +56,8 @@ typedef struct FlyAtom {
   FlyAtomKind kind;
   /* Copy atoms. */
   FlyCopyFamily copy;
-  int feature;     /* a FlyFeature the target needs, or -1 */
+  int feature;     /* a FlyFeature the target needs (MMA atoms: besides the
+                      family), or -1 */
   unsigned widths; /* bit b: a copy of 2^b bits is allowed */
   /* Warp-wide copies (ldmatrix, stmatrix): (lane, value) -> the element of
      the atom's matrices the lane gives or takes, on the source and on the

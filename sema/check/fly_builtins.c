@@ -246,13 +246,16 @@ static const FlyVal *index3_member(FlyInterp *I, const FlyVal *base, const FlyNo
 const FlyVal *fly_member(FlyInterp *I, const FlyVal *base, const FlyNode *m) {
   if (base->kind == FLY_V_OBJECT) {
     const FlyObject *o = &base->object;
-    if (o->kind == FLY_OBJ_TARGET) {
+    if (o->kind == FLY_OBJ_TARGET && !name_is(m->str, m->len, "has")) {
       const char *text = name_is(m->str, m->len, "vendor")   ? fly_vendor_name(I->target->vendor)
                          : name_is(m->str, m->len, "arch")   ? I->target->arch
                          : name_is(m->str, m->len, "family") ? I->target->family
                                                              : NULL;
       if (!text)
-        return fly_err(I, m, "target has the members vendor, arch and family, not '%s'", m->str);
+        return fly_err(I, m,
+                       "target has the members vendor, arch and family and the method "
+                       "has(name), not '%s'",
+                       m->str);
       return fly_val_str(&I->A, text, (uint32_t)strlen(text));
     }
     if (o->kind == FLY_OBJ_INDEX3)

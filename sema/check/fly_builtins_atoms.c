@@ -148,10 +148,16 @@ const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
                    "'if const target.vendor == \"%s\"'",
                    atom->name, fly_vendor_title(vendor), I->target->arch,
                    fly_vendor_title(I->target->vendor), fly_vendor_name(vendor));
-  if (!fly_atom_available(atom, I->target))
+  if (!fly_atom_available(atom, I->target)) {
+    if (fly_target_has_mma(I->target, atom->mma))
+      return fly_err(I, a->node[0], "%s needs %s (%s), which %s does not have; it runs on %s",
+                     atom->name, fly_feature_name((FlyFeature)atom->feature),
+                     fly_feature_doc((FlyFeature)atom->feature), I->target->arch,
+                     fly_atom_targets(atom));
     return fly_err(I, a->node[0], "%s is %s %s instruction, which %s does not have; it runs on %s",
                    atom->name, article(fly_mma_family_name(atom->mma)),
                    fly_mma_family_name(atom->mma), I->target->arch, fly_atom_targets(atom));
+  }
   /* mma_atom(atom, T, acc): A and B of type T; mma_atom(atom, TA, TB,
      acc): each its own, where the instruction takes that pair. */
   bool apart = a->n == 4;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fly_builtins.h"
+#include "fly_strbuf.h"
 
 /* ---- GPU ------------------------------------------------------------------------------- */
 
@@ -236,4 +237,38 @@ const FlyVal *fly_builtin_printf(FlyInterp *I, const FlyArgs *a) {
                      fly_val_describe(&I->A, v));
   }
   return fly_emit_effect(I, FLY_OPCODE_PRINTF, a->n, a->v, a->call) ? fly_val_none() : NULL;
+}
+
+/* target.has(name): a feature (fly_target.h's FLY_FEATURES) or an MMA
+   family of the target, at compile time, so that a kernel chooses its
+   fast paths with `if const` by what they need rather than by chip. */
+const FlyVal *fly_builtin_has(FlyInterp *I, const FlyArgs *a) {
+  const FlyVal *t = a->v[0], *name = a->v[1];
+  if (t->kind != FLY_V_OBJECT || t->object.kind != FLY_OBJ_TARGET)
+    return fly_err(I, a->node[0], "has asks the target: target.has(\"tma\"), not %s",
+                   fly_val_describe(&I->A, t));
+  if (name->kind != FLY_V_STR)
+    return fly_err(I, a->node[1], "target.has takes a feature's name as a string, not %s",
+                   fly_val_describe(&I->A, name));
+  int f = fly_feature_find(name->s, name->len);
+  if (f >= 0)
+    return fly_val_bool(fly_target_has(I->target, (FlyFeature)f));
+  for (int m = 0; m < FLY_MMA_FAMILY_COUNT; m++) {
+    const char *mn = fly_mma_family_name((FlyMmaFamily)m);
+    if (strlen(mn) == name->len && memcmp(mn, name->s, name->len) == 0)
+      return fly_val_bool(fly_target_has_mma(I->target, (FlyMmaFamily)m));
+  }
+  FlyStrBuf sb;
+  fly_sb_init(&sb, &I->A);
+  for (int i = 0; i < FLY_FEATURE_COUNT; i++) {
+    fly_sb_puts(&sb, i ? ", " : "");
+    fly_sb_puts(&sb, fly_feature_name((FlyFeature)i));
+  }
+  for (int m = 0; m < FLY_MMA_FAMILY_COUNT; m++) {
+    fly_sb_puts(&sb, ", ");
+    fly_sb_puts(&sb, fly_mma_family_name((FlyMmaFamily)m));
+  }
+  const char *all = fly_sb_finish(&sb);
+  return fly_err(I, a->node[1], "'%.*s' is not a feature or MMA family; they are %s",
+                 (int)name->len, name->s, all ? all : "...");
 }

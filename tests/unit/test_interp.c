@@ -1231,7 +1231,8 @@ static void target_values(void **state) {
   want_value("warp_size", "32");
   want_value("target.vendor", "\"amd\"");
   want_value("target.family", "\"rdna4\"");
-  want_error("target.name", "target has the members vendor, arch and family, not 'name'");
+  want_error("target.name",
+             "target has the members vendor, arch and family and the method has(name), not 'name'");
 }
 
 static void target_lookup(void **state) {

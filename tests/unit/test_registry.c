@@ -48,12 +48,57 @@ static void atoms_run_where_their_family_is(void **state) {
     assert_true(fly_atom_available(u, fly_target_at(i)));
   assert_true(fly_atom_takes(mfma, FLY_TYPE_BF16));
   assert_false(fly_atom_takes(mfma, FLY_TYPE_F32));
-  /* Only wgmma's fp8 atoms take A and B of different types. */
+  /* Only the fp8 atoms (wgmma's, MFMA's) take A and B of different types. */
   for (int i = 0; fly_atom_at(i); i++) {
     const FlyAtom *a = fly_atom_at(i);
     bool fp8 = a->kind == FLY_ATOM_MMA && fly_atom_takes(a, FLY_TYPE_F8E5M2);
-    assert_int_equal(a->mixes, fp8 && a->mma == FLY_MMA_NV_WGMMA);
+    assert_int_equal(a->mixes, fp8);
   }
+  /* The later chips' MFMA: the family and a feature. */
+  const FlyAtom *k32 = fly_atom_find("amd.mfma_16x16x32", 17);
+  assert_true(fly_atom_available(k32, fly_target_find("gfx950")));
+  assert_false(fly_atom_available(k32, fly_target_find("gfx942")));
+  assert_false(fly_atom_available(k32, fly_target_find("gfx1201")));
+  assert_string_equal(fly_atom_targets(k32), "gfx950");
+  const FlyAtom *i8 = fly_atom_find("amd.mfma_16x16x32_i8", 20);
+  assert_true(fly_atom_available(i8, fly_target_find("gfx942")));
+  assert_false(fly_atom_available(i8, fly_target_find("gfx90a")));
+  assert_string_equal(fly_atom_targets(i8), "gfx942, gfx950");
+  assert_int_equal(i8->acc, FLY_TYPE_I32);
+}
+
+/* Every MFMA atom's A and B are CDNA's operand layout: lane l holds row
+   l % M (of B: N) and depth (l / M) V + v of its V values, and C is that
+   of 16x16x16 or 32x32x8, whatever the depth and the inputs: the deeper
+   atoms only deepen the operands. */
+static void mfma_operands_are_cdna_layouts(void **state) {
+  (void)state;
+  FlyAlgebra A;
+  fly_algebra_init(&A);
+  const FlyAtom *c16 = fly_atom_find("amd.mfma_16x16x16", 17);
+  const FlyAtom *c32 = fly_atom_find("amd.mfma_32x32x8", 16);
+  int checked = 0;
+  for (int i = 0; fly_atom_at(i); i++) {
+    const FlyAtom *a = fly_atom_at(i);
+    if (a->kind != FLY_ATOM_MMA || a->mma != FLY_MMA_AMD_MFMA)
+      continue;
+    for (int op = 0; op < 2; op++) {
+      int rows = op == 0 ? a->m : a->n, v_per = rows * a->k / 64;
+      FlyLayout *l = fly_parse_layout(&A, a->tv[op], strlen(a->tv[op]));
+      assert_non_null(l);
+      for (int64_t t = 0; t < 64; t++)
+        for (int64_t v = 0; v < v_per; v++) {
+          int64_t at;
+          assert_true(fly_layout_eval(&A, l, t + 64 * v, &at));
+          assert_int_equal(at % rows, t % rows);               /* the row */
+          assert_int_equal(at / rows, (t / rows) * v_per + v); /* the depth */
+        }
+    }
+    assert_string_equal(a->tv[2], (a->m == 16 ? c16 : c32)->tv[2]);
+    checked++;
+  }
+  assert_int_equal(checked, 10);
+  fly_algebra_release(&A);
 }
 
 /* Every MMA atom's TV layouts cover its tiles: threads x values is M x K,
@@ -161,6 +206,7 @@ int main(void) {
       cmocka_unit_test(atom_shapes_are_consistent),
       cmocka_unit_test(warp_copies_have_layouts),
       cmocka_unit_test(mfma_accumulator_is_its_b_operand),
+      cmocka_unit_test(mfma_operands_are_cdna_layouts),
       cmocka_unit_test(builtins_are_listed_once),
       cmocka_unit_test(opcodes_have_names),
   };
