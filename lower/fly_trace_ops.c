@@ -6,6 +6,7 @@
  * vector; GPU indices, barriers and printf use gpu. Vecs, tensors and
  * atoms, and memory have files of their own (fly_trace_op.h lists them);
  * the warp operations, each vendor's own, are fly_trace_warp.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,35 @@ static bool setmaxnreg(FlyTraceOp *o, bool inc) {
                                                                  : "#nvvm<action decrease>")))};
   fly_mlir_op(t->m, t->ip, t->loc, "nvvm.setmaxregister", 0, NULL, 0, NULL, 2, a, 0, NULL);
   return true;
+}
+
+/* AMD's scheduling hints (sema/check/fly_builtins_sched.c): calls of
+   llvm.amdgcn.sched.barrier, .sched.group.barrier and .s.setprio on
+   constants (their immediate operands), and waves_per_eu the kernel's
+   rocdl.waves_per_eu. */
+static bool sched_hint(FlyTraceOp *o, FlyOpcode op) {
+  FlyTrace *t = o->t;
+  if (op == FLY_OPCODE_WAVES_PER_EU) {
+    if (!mlirOperationIsNull(t->func))
+      mlirOperationSetDiscardableAttributeByName(
+          t->func, mlirStringRefCreateFromCString("rocdl.waves_per_eu"),
+          mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 32), (int64_t)o->args[0]->i));
+    return true;
+  }
+  const char *name = op == FLY_OPCODE_SCHED_BARRIER         ? "llvm.amdgcn.sched.barrier"
+                     : op == FLY_OPCODE_SCHED_GROUP_BARRIER ? "llvm.amdgcn.sched.group.barrier"
+                                                            : "llvm.amdgcn.s.setprio";
+  MlirValue v[3];
+  for (int i = 0; i < o->n; i++)
+    if (mlirValueIsNull(v[i] = fly_trace_value(t, o->args[i], o->args[i]->type)))
+      return false;
+  char segments[48];
+  snprintf(segments, sizeof segments, "array<i32: %d, 0>", o->n);
+  MlirNamedAttribute a[3] = {fly_mlir_named(t->m, "intrin", fly_mlir_str_attr(t->m, name)),
+                             parsed_attr(t, "op_bundle_sizes", "array<i32>"),
+                             parsed_attr(t, "operandSegmentSizes", segments)};
+  fly_mlir_op(t->m, t->ip, t->loc, "llvm.call_intrinsic", 0, NULL, o->n, v, 3, a, 0, NULL);
+  return !t->failed;
 }
 
 /* ---- GPU ----------------------------------------------------------------------------------- */
@@ -526,6 +556,11 @@ static bool trace(FlyTraceOp *o, FlyOpcode op) {
   case FLY_OPCODE_SETMAXNREG_INC:
   case FLY_OPCODE_SETMAXNREG_DEC:
     return setmaxnreg(o, op == FLY_OPCODE_SETMAXNREG_INC);
+  case FLY_OPCODE_SCHED_BARRIER:
+  case FLY_OPCODE_SCHED_GROUP_BARRIER:
+  case FLY_OPCODE_SET_PRIO:
+  case FLY_OPCODE_WAVES_PER_EU:
+    return sched_hint(o, op);
   case FLY_OPCODE_CP_ASYNC_WAIT: {
     MlirNamedAttribute n = fly_mlir_named(
         t->m, "n", mlirIntegerAttrGet(mlirIntegerTypeGet(t->m->ctx, 32), (int64_t)o->args[0]->i));

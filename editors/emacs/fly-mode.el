@@ -88,16 +88,17 @@
     "mbarrier_arrive_expect_tx" "mbarrier_wait" "fence_proxy_async"
     "fence_mbarrier_init" "cluster_sync" "cluster_arrive" "cluster_arrive_relaxed"
     "cluster_wait" "block_rank" "cluster_size" "wgmma_fence" "wgmma_commit"
-    "wgmma_wait" "setmaxnreg_inc" "setmaxnreg_dec" "printf" "has" "shuffle"
-    "shuffle_xor" "shuffle_up" "shuffle_down" "vote_any" "vote_all" "ballot"
-    "atomic_add" "atomic_min" "atomic_max" "atomic_umin" "atomic_umax" "atomic_and"
-    "atomic_or" "atomic_xor" "atomic_exch" "atomic_cas" "fence" "load" "store"
-    "zeros_like" "universal" "copy_atom" "tensor_map" "tma_bytes" "tma_load" "tma_store"
-    "tma_store_commit" "tma_store_wait" "mma_atom" "tiled_copy" "tiled_copy_A"
-    "tiled_copy_B" "tiled_copy_C" "smem_copy_A" "smem_copy_B" "smem_copy_C"
-    "tiled_mma" "partition_S" "partition_D" "partition_A" "partition_B" "partition_C"
-    "partition_fragment_A" "partition_fragment_B" "partition_fragment_C" "retile"
-    "make_identity_tensor" "copy" "gemm")
+    "wgmma_wait" "setmaxnreg_inc" "setmaxnreg_dec" "printf" "sched_barrier"
+    "sched_group_barrier" "set_prio" "waves_per_eu" "has" "shuffle" "shuffle_xor"
+    "shuffle_up" "shuffle_down" "vote_any" "vote_all" "ballot" "atomic_add" "atomic_min"
+    "atomic_max" "atomic_umin" "atomic_umax" "atomic_and" "atomic_or" "atomic_xor"
+    "atomic_exch" "atomic_cas" "fence" "load" "store" "zeros_like" "universal" "copy_atom"
+    "tensor_map" "tma_bytes" "tma_load" "tma_store" "tma_store_commit"
+    "tma_store_wait" "mma_atom" "tiled_copy" "tiled_copy_A" "tiled_copy_B"
+    "tiled_copy_C" "smem_copy_A" "smem_copy_B" "smem_copy_C" "tiled_mma" "partition_S"
+    "partition_D" "partition_A" "partition_B" "partition_C" "partition_fragment_A"
+    "partition_fragment_B" "partition_fragment_C" "retile" "make_identity_tensor"
+    "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
 ;; END flyc vocabulary
 

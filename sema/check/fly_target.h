@@ -54,7 +54,9 @@ typedef enum FlyMmaFamily {
   X(ATOMIC_PK_BF16, "atomic_pk_bf16",                                                              \
     "atomic_add of a vec<2, bf16> pair, one instruction in global memory")                         \
   X(MFMA_CDNA3, "mfma_cdna3", "CDNA3's MFMA additions: 8-bit integers at k 32")                    \
-  X(MFMA_CDNA4, "mfma_cdna4", "CDNA4's MFMA additions: 16-bit inputs at k 32, OCP 8-bit floats")
+  X(MFMA_CDNA4, "mfma_cdna4", "CDNA4's MFMA additions: 16-bit inputs at k 32, OCP 8-bit floats")   \
+  X(SCHED_HINTS, "sched_hints",                                                                    \
+    "scheduling hints: sched_barrier, sched_group_barrier, set_prio, waves_per_eu")
 
 typedef enum FlyFeature {
 #define X(id, name, doc) FLY_FEATURE_##id,
