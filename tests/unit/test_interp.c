@@ -1250,7 +1250,8 @@ static void target_lookup(void **state) {
   assert_true(fly_target_has_mma(t, FLY_MMA_AMD_MFMA));
   assert_null(fly_target_find("sm_75"));
   assert_null(fly_target_find(""));
-  assert_string_equal(fly_target_names(), "sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx950, gfx1201");
+  assert_string_equal(fly_target_names(),
+                      "sm_80, sm_90, sm_90a, gfx90a, gfx942, gfx950, gfx1201, gfx1250");
   assert_string_equal(fly_targets_with_feature(FLY_FEATURE_TMA), "sm_90, sm_90a");
   assert_string_equal(fly_targets_with_mma(FLY_MMA_NV_WGMMA), "sm_90a");
   assert_int_equal(fly_feature_find("tma", 3), FLY_FEATURE_TMA);
