@@ -12,12 +12,27 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
+/* amdgpu.wmma, which picks the instruction of the chip by shape and
+   types (v_wmma_f32_16x16x16_f16 ...). */
+static MlirValue wmma(FlyBuild *b, const FlyMmaCall *c) {
+  char attrs[128];
+  snprintf(attrs, sizeof attrs, "{m = %d : i32, n = %d : i32, k = %d : i32}", c->atom->m,
+           c->atom->n, c->atom->k);
+  MlirAttribute dict = fly_build_attr(b, attrs);
+  MlirNamedAttribute at[3];
+  for (int i = 0; i < 3; i++)
+    at[i] = mlirDictionaryAttrGetElement(dict, i);
+  MlirValue ops[3] = {c->x, c->y, c->z};
+  return fly_build_op1(b, "amdgpu.wmma", fly_vec_type(c->vc, c->tc), 3, ops, 3, at);
+}
+
 static MlirValue mma(FlyBuild *b, const FlyMmaCall *c) {
   const FlyAtom *atom = c->atom;
   switch (atom->mma) {
   case FLY_MMA_AMD_MFMA:
     break;
   case FLY_MMA_AMD_WMMA:
+    return wmma(b, c);
   case FLY_MMA_NV_MMA_SYNC:
   case FLY_MMA_NV_WGMMA:
   case FLY_MMA_FAMILY_COUNT:

@@ -55,6 +55,7 @@ typedef enum FlyMmaFamily {
     "atomic_add of a vec<2, bf16> pair, one instruction in global memory")                         \
   X(MFMA_CDNA3, "mfma_cdna3", "CDNA3's MFMA additions: 8-bit integers at k 32")                    \
   X(MFMA_CDNA4, "mfma_cdna4", "CDNA4's MFMA additions: 16-bit inputs at k 32, OCP 8-bit floats")   \
+  X(WMMA_GFX12, "wmma_gfx12", "RDNA4's WMMA: 16x16x16 of 16-bit inputs, 8 values a lane")          \
   X(SCHED_HINTS, "sched_hints",                                                                    \
     "scheduling hints: sched_barrier, sched_group_barrier, set_prio, waves_per_eu")
 

@@ -114,10 +114,12 @@ static void atom_shapes_are_consistent(void **state) {
     assert_int_equal(a->m * a->n % a->threads, 0);
     for (int k = 0; k < 3; k++)
       assert_non_null(a->tv[k]);
-    /* A warp, a wavefront, or for wgmma a warpgroup of 4 warps. */
-    int want = a->mma == FLY_MMA_NV_WGMMA                             ? 128
-               : fly_target_has_mma(fly_target_find("sm_90"), a->mma) ? 32
-                                                                      : 64;
+    /* A warp, a wavefront (RDNA's WMMA: of 32), or for wgmma a warpgroup of
+       4 warps. */
+    int want = a->mma == FLY_MMA_NV_WGMMA                               ? 128
+               : fly_target_has_mma(fly_target_find("sm_90"), a->mma)   ? 32
+               : fly_target_has_mma(fly_target_find("gfx1201"), a->mma) ? 32
+                                                                        : 64;
     assert_int_equal(a->threads, want);
   }
 }
