@@ -16,7 +16,10 @@ and its code is what the kernel promises, read off the assembly:
 * on AMD, the instructions of "gcn_has" (the same, the type as the
   instruction names it: v_mfma_f32_16x16x16_{T}), and "gcn_count": how many
   times an instruction occurs, a Python expression of the consts (the MFMAs
-  of a fully unrolled step equal to its tile's arithmetic).
+  of a fully unrolled step equal to its tile's arithmetic); and "gcn_waves",
+  the waves a SIMD the kernel declares (waves_per_eu): its registers, read
+  off the code object's metadata (.vgpr_count + .agpr_count, one file of
+  512 a lane on CDNA), leave room for that many.
 
     check_compile.py FLYC [--all] [--kernel NAME]
 
@@ -135,6 +138,14 @@ def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict
             want = with_consts(want, consts)
             if want not in asm:
                 fails.append(f"{what}: no {want} in the GCN")
+        waves = entry.get("gcn_waves")
+        if waves:
+            v = re.search(r"\.vgpr_count:\s*(\d+)", asm)
+            a = re.search(r"\.agpr_count:\s*(\d+)", asm)
+            regs = int(v.group(1)) + (int(a.group(1)) if a else 0) if v else None
+            if regs is None or regs > 512 // waves:
+                fails.append(f"{what}: {regs} VGPRs and AGPRs a lane, more than {waves} waves "
+                             f"a SIMD leave ({512 // waves})")
         for insn, expr in entry.get("gcn_count", {}).items():
             n = eval(expr, {"__builtins__": {}}, dict(consts))
             got = len(re.findall(r"^\s*" + re.escape(insn), asm, re.M))
