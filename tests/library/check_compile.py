@@ -15,8 +15,9 @@ and its code is what the kernel promises, read off the assembly:
   serialised by ptxas;
 * on AMD, the instructions of "gcn_has" (the same, the type as the
   instruction names it: v_mfma_f32_16x16x16_{T}), and "gcn_count": how many
-  times an instruction occurs, a Python expression of the consts (the MFMAs
-  of a fully unrolled step equal to its tile's arithmetic); and "gcn_waves",
+  times an instruction occurs, a Python expression of the consts and
+  `target` (the MFMAs of a fully unrolled step equal to its tile's
+  arithmetic, on each chip's atoms); and "gcn_waves",
   the waves a SIMD the kernel declares (waves_per_eu): its registers, read
   off the code object's metadata (.vgpr_count + .agpr_count, one file of
   512 a lane on CDNA), leave room for that many.
@@ -147,7 +148,7 @@ def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict
                 fails.append(f"{what}: {regs} VGPRs and AGPRs a lane, more than {waves} waves "
                              f"a SIMD leave ({512 // waves})")
         for insn, expr in entry.get("gcn_count", {}).items():
-            n = eval(expr, {"__builtins__": {}}, dict(consts))
+            n = eval(expr, {"__builtins__": {}}, {**consts, "target": target})
             got = len(re.findall(r"^\s*" + re.escape(insn), asm, re.M))
             if got != n:
                 fails.append(f"{what}: {got} {insn} in the GCN, not {expr} = {n}")
