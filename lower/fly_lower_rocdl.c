@@ -1,6 +1,7 @@
 /* fly_lower_rocdl.c — AMD's part of the target pass, convert-fly-to-rocdl
- * (fly_lower_target.h): MFMA through the upstream amdgpu dialect, log2 as
- * the llvm.log2 intrinsic, block_dim/grid_dim from the dispatch packet,
+ * (fly_lower_target.h): MFMA and WMMA through the upstream amdgpu dialect,
+ * log2 as the llvm.log2 intrinsic and exp2 as v_exp_f32 (llvm.amdgcn.exp2),
+ * block_dim/grid_dim from the dispatch packet,
  * conversions with a directed rounding, the fp8 conversions (OCP on gfx950
  * and gfx1201, OCP on top of FNUZ on gfx942), and the memory atomics may
  * touch. */
