@@ -7,6 +7,7 @@
  * as c + sum(k * leaf); runs of elements that are contiguous on both sides
  * and as long as the atom's access become one vector load and store (the
  * 128-bit accesses that make copies fast), the rest scalar ones. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +212,55 @@ static void masked_move(FlyBuild *b, MlirValue p, MlirType t, MlirValue from, Ml
   fly_mlir_op(b->m, b->ip, b->loc, "scf.if", 0, NULL, 1, &p, 0, NULL, 2, r);
 }
 
+/* Whether v is a constant 0 (of any type; +0.0 for a float). */
+static bool is_zero(MlirValue v) {
+  while (mlirValueIsAOpResult(v) && (fly_lower_is(mlirOpResultGetOwner(v), "arith.bitcast") ||
+                                     fly_lower_is(mlirOpResultGetOwner(v), "llvm.bitcast")))
+    v = mlirOperationGetOperand(mlirOpResultGetOwner(v), 0);
+  if (!mlirValueIsAOpResult(v) || !fly_lower_is(mlirOpResultGetOwner(v), "arith.constant"))
+    return false;
+  MlirAttribute a = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v),
+                                                    mlirStringRefCreateFromCString("value"));
+  if (mlirAttributeIsAInteger(a))
+    return mlirIntegerAttrGetValueInt(a) == 0;
+  if (mlirAttributeIsAFloat(a)) {
+    double x = mlirFloatAttrGetValueDouble(a);
+    return x == 0.0 && !signbit(x);
+  }
+  return false;
+}
+
+/* One access of w elements through AMD's buffer resource r: a load from
+   global `from` into `to`, or a store of `from` into global `to`. A masked
+   element (p false) is an offset past the tensor, which loads 0 and drops
+   the store; so a load with fill 0 needs nothing more, another fill is
+   selected in, and without fill the destination keeps its value. */
+static void buffer_move(FlyBuild *b, const FlyBufferRsrc *r, bool load, MlirType t, MlirValue from,
+                        MlirValue to, int w, int bytes, MlirValue p, MlirValue fill) {
+  MlirType elem = fly_elem_of(t);
+  MlirValue keep = {NULL};
+  if (!mlirValueIsNull(p) && !mlirValueIsNull(fill))
+    keep = is_zero(fill) && load ? keep : splat(b, fill, w, elem);
+  else if (!mlirValueIsNull(p) && load)
+    keep = fly_build_load(b, t, to, w * bytes);
+  if (load) {
+    MlirValue x = fly_lower_buffer_load(b, r, from, t, w * bytes, p);
+    if (!mlirValueIsNull(keep)) {
+      MlirValue v[3] = {p, x, keep};
+      x = fly_build_op1(b, "arith.select", t, 3, v, 0, NULL);
+    }
+    fly_build_store(b, x, to, w * bytes);
+    return;
+  }
+  MlirValue x = fly_build_load(b, t, from, w * bytes);
+  if (!mlirValueIsNull(keep)) { /* a fill is stored where p is false */
+    MlirValue v[3] = {p, x, keep};
+    x = fly_build_op1(b, "arith.select", t, 3, v, 0, NULL);
+    p = (MlirValue){NULL};
+  }
+  fly_lower_buffer_store(b, r, to, x, w * bytes, p);
+}
+
 /* ---- warp-wide matrix copies ---- */
 
 /* Register elements i and i+1 as one i32 (ldmatrix's and stmatrix's unit). */
@@ -293,7 +343,8 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
     return fly_build_error(b, "internal error: a copy whose atom is unknown");
   int bits = (int)fly_lower_int_attr(fly_lower_atom_op(av), "bits", 0);
   bool async = atom->copy == FLY_COPY_CP_ASYNC, matrix = fly_atom_is_matrix(atom);
-  if ((atom->copy != FLY_COPY_UNIVERSAL && !async && !matrix) || bits <= 0)
+  bool buffer = atom->copy == FLY_COPY_BUFFER;
+  if ((atom->copy != FLY_COPY_UNIVERSAL && !async && !matrix && !buffer) || bits <= 0)
     return fly_build_error(b, "the copy atom %s is not lowered yet", atom->name);
   intptr_t nops = mlirOperationGetNumOperands(op);
   bool predicated = nops >= 4;
@@ -329,6 +380,10 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
       ptrs_init(&pdst, &d, elem);
       ptrs_init(&pp, &pd, predicated ? fly_lower_storage_type(pd.type.elem) : elem);
       v = run_cap(&pdst, run_cap(&ps, v));
+      FlyBufferRsrc rs;
+      bool load = atom->id == FLY_ATOM_AMD_BUFFER_LOAD;
+      if (buffer && !fly_lower_buffer_rsrc(b, atom, load ? s.ptr : d.ptr, &rs))
+        es.n = 0;
       for (int i = 0; i < es.n;) {
         int w = v > 1 && i % v == 0 && run_of(&es, i, v) && run_of(&ed, i, v) ? v : 1;
         /* A predicate per element splits a vector; one per vector keeps it. */
@@ -343,7 +398,12 @@ void fly_lower_copy(FlyBuild *b, MlirOperation op) {
                  (!async || ((atom->widths >> __builtin_ctz((unsigned)(w * bytes * 8))) & 1u))))
           w /= 2;
         MlirType t = w > 1 ? fly_vec_type(w, elem) : elem;
-        if (async) {
+        if (buffer) {
+          MlirValue p = {NULL};
+          if (predicated)
+            p = fly_build_load(b, pp.elem, ptr_at(b, &pp, &ep.off[i]), 1);
+          buffer_move(b, &rs, load, t, from, to, w, bytes, p, fill);
+        } else if (async) {
           MlirValue p = {NULL};
           if (predicated)
             p = fly_build_load(b, pp.elem, ptr_at(b, &pp, &ep.off[i]), 1);

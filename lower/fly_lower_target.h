@@ -4,6 +4,8 @@
  *
  *   fly_lower_memory.c   copies, loads and stores: element offsets from
  *                        the layouts, vectorised where contiguous
+ *   fly_lower_buffer.c   AMD's buffer loads and stores, range-checked
+ *                        against the tensor argument by the hardware
  *   fly_lower_swizzle.c  addresses in swizzled shared memory
  *   fly_lower_atomic.c   atomics, fences, atomic and volatile loads and
  *                        stores: LLVM's atomics with the vendor's scopes
@@ -112,6 +114,25 @@ bool fly_lower_cp_async(FlyBuild *b, const struct FlyAtom *atom, MlirValue to, M
 /* fly.mbarrier: NVVM's mbarrier operation of its kind on the element's
    address; `wait` is try_wait.parity, which NVVM loops until it holds. */
 void fly_lower_mbarrier(FlyBuild *b, MlirOperation op);
+
+/* ---- fly_lower_buffer.c ---- */
+/* AMD's buffer resource of the tensor argument a global address is in. */
+typedef struct FlyBufferRsrc {
+  MlirValue rsrc; /* !llvm.ptr<8> */
+  MlirValue base; /* its base: the argument's lowest element */
+} FlyBufferRsrc;
+/* The resource of the kernel argument ptr is an address in, made at the
+   kernel's entry; false after an error naming atom (ptr not traced to an
+   argument). */
+bool fly_lower_buffer_rsrc(FlyBuild *b, const struct FlyAtom *atom, MlirValue ptr,
+                           FlyBufferRsrc *r);
+/* A load of `bytes` (1, 2, 4, 8 or 16) at ptr as type t, and a store of x;
+   where pred (an i1, or null) is false the offset lies past the resource:
+   the load gives 0 and the store is dropped. */
+MlirValue fly_lower_buffer_load(FlyBuild *b, const FlyBufferRsrc *r, MlirValue ptr, MlirType t,
+                                int bytes, MlirValue pred);
+void fly_lower_buffer_store(FlyBuild *b, const FlyBufferRsrc *r, MlirValue ptr, MlirValue x,
+                            int bytes, MlirValue pred);
 
 /* ---- fly_lower_ldmatrix.c ---- */
 /* The matrices one instruction of a warp-wide atom moves (1, 2 or 4) and

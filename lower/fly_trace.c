@@ -132,8 +132,11 @@ static bool kernel_begin(void *ctx, const FlyNode *k, int n, const FlyNode *cons
       ((FlyVal *)leaves[j - 1])->ssa = ops[j].ptr;
     }
     t->loc = fly_trace_loc(t, decls[i]);
+    /* Marked as the argument itself, not a view of it: AMD's buffer
+       resources are made from its base and extent (fly_lower_buffer.c). */
+    MlirNamedAttribute param = fly_mlir_named(t->m, "fly.param", mlirUnitAttrGet(t->m->ctx));
     MlirValue mem = fly_mlir_op1(t->m, t->ip, t->loc, "fly.make_memref",
-                                 fly_trace_tensor_type(t, v), m, ops, 0, NULL);
+                                 fly_trace_tensor_type(t, v), m, ops, 1, &param);
     v->ssa = mem.ptr;
   }
   return !t->failed;

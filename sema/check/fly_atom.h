@@ -27,7 +27,11 @@
     "gives the address of one 16-byte row")                                                        \
   X(STMATRIX, "stmatrix",                                                                          \
     "a warp's 8x8 matrices of 16-bit elements from MMA fragments into shared memory; each lane "   \
-    "gives the address of one 16-byte row")
+    "gives the address of one 16-byte row")                                                        \
+  X(BUFFER, "buffer",                                                                              \
+    "AMD's buffer loads and stores: global memory through a resource made from the kernel's "      \
+    "tensor argument, whose range the hardware checks (a load outside it reads 0, a store is "     \
+    "dropped), so masked elements need no branch")
 
 typedef enum FlyCopyFamily {
 #define X(id, name, doc) FLY_COPY_##id,

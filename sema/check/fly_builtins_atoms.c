@@ -675,6 +675,20 @@ const FlyVal *fly_builtin_copy(FlyInterp *I, const FlyArgs *a) {
   if (async && dst->tensor.space != FLY_SPACE_SHARED)
     return fly_err(I, a->node[2], "%s copies into shared memory; this destination is %s", row->name,
                    fly_val_describe(&I->A, dst));
+  /* A buffer resource is made from the global side's tensor argument. */
+  if (row->kind == FLY_ATOM_COPY && row->copy == FLY_COPY_BUFFER) {
+    bool load = row->id == FLY_ATOM_AMD_BUFFER_LOAD;
+    const FlyVal *g = load ? src : dst, *o = load ? dst : src;
+    if (g->tensor.space != FLY_SPACE_GLOBAL)
+      return fly_err(I, a->node[load ? 1 : 2], "%s %s global memory; this %s is %s", row->name,
+                     load ? "reads from" : "writes to", load ? "source" : "destination",
+                     fly_val_describe(&I->A, g));
+    if (o->tensor.space == FLY_SPACE_GLOBAL)
+      return fly_err(I, a->node[load ? 2 : 1],
+                     "%s moves between global memory and registers or shared memory; this %s "
+                     "is global too",
+                     row->name, load ? "destination" : "source");
+  }
   const FlyNode *fill_at;
   const FlyVal *fill = fly_arg_named(a, "fill", &fill_at);
   if (async && fill &&
