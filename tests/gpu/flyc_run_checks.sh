@@ -8,7 +8,7 @@
 # the examples compiled for the GPU, e.g. for an H100:
 #   flyc compile examples/01-vector-add.fly --emit=bundle --target=sm_90 \
 #       -o ARTIFACTS/01-vector-add.flyb
-# and likewise 03-tiled-mma.flyb and 04-row-softmax.flyb (checked when
+# and likewise 03-tiled-mma.flyb and 05-row-softmax.flyb (checked when
 # present). Only bundles are run: the machine needs no MLIR, only the GPU
 # driver and python3 with numpy.
 #
@@ -157,7 +157,7 @@ if [ -f "$MMA" ]; then
 fi
 
 # 6. The row softmax: each row of Y is softmax of X's.
-SOFTMAX=$ART/04-row-softmax.flyb
+SOFTMAX=$ART/05-row-softmax.flyb
 if [ -f "$SOFTMAX" ]; then
   if flyc_run "$SOFTMAX" X=randn:f32:64x1000 Y=zeros:f32:64x1000 --output X=x.npy --output Y=y.npy &&
     check 'np.allclose(y, np.exp(x - x.max(1, keepdims=True)) / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True), rtol=1e-5, atol=1e-6)'; then

@@ -186,7 +186,7 @@ static void row_softmax(void) {
   int64_t M = 300, N = 1000;
   float *x = randn_f32(M * N, 4);
   void *X = upload(x, M * N * 4), *Y = poisoned(M * N * 4);
-  FlyrtModule m = load("04-row-softmax.flyb");
+  FlyrtModule m = load("05-row-softmax.flyb");
   FlyrtArg args[] = {flyrtTensor2D(X, FLYRT_F32, M, N, N), flyrtTensor2D(Y, FLYRT_F32, M, N, N)};
   CHECK(flyrtKernelLaunch(kernel(m, "row_softmax"), args, 2, NULL, NULL));
   CHECK(flyrtDeviceSynchronize(dev));

@@ -4,9 +4,9 @@
     python3 tests/gpu/python_checks.py --artifacts DIR [--quick]
 
 DIR holds libflyrt.so and the bundles 01-vector-add.flyb, 02-tiled-copy.flyb,
-03-tiled-mma.flyb, 04-row-softmax.flyb and empty.flyb (tests/gpu/kernels/
-empty.fly), compiled for the GPU's target, and carried.flyb when it is
-there. FLYRT_LIBRARY, when set, names the library instead; the fly package
+03-tiled-mma.flyb, 04-preshuffle-gemm.flyb, 05-row-softmax.flyb and
+empty.flyb (tests/gpu/kernels/empty.fly), compiled for the GPU's target, and
+carried.flyb when it is there. FLYRT_LIBRARY, when set, names the library instead; the fly package
 is taken from runtime/python of this repository unless PYTHONPATH already
 provides one.
 
@@ -118,12 +118,37 @@ def check_examples(fly, torch, mods) -> None:
     torch.cuda.synchronize()
     close(torch, "gemm_tile (mma.sync)", Cf, Ah.double() @ Bh.double().t(), 1e-5)
 
+    check_preshuffle(fly, torch, mods["preshuffle"])
+
     M, N = 300, 1000
     X = torch.randn(M, N, device="cuda") * 4
     Y = nan(torch, M, N)
     mods["softmax"].row_softmax(X, Y)
     torch.cuda.synchronize()
     close(torch, "row_softmax", Y, torch.softmax(X.double(), 1), 1e-5)
+
+
+def check_preshuffle(fly, torch, mod) -> None:
+    """examples/04-preshuffle-gemm.fly: C = A B^T with B preshuffled by
+    fly.kernels.preshuffle_b, against float64; odd shapes (partial tiles,
+    K not a multiple of the step), A an offset view with padded rows, C a
+    view inside a poisoned buffer whose border must stay untouched."""
+    from fly.kernels import preshuffle_b
+
+    gemm = mod.preshuffle_gemm
+    for M, N, K in ((1024, 1024, 1024), (300, 200, 328), (7, 33, 8), (128, 4096, 520)):
+        big = torch.randn(M + 3, K + 24, device="cuda", dtype=torch.bfloat16)
+        A = big[3:, 8:8 + K]
+        B = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+        out = nan(torch, M + 4, N + 24, dtype=torch.bfloat16)
+        C = out[2:2 + M, 8:8 + N]
+        gemm(A, preshuffle_b(B, mod.device.target), C)
+        torch.cuda.synchronize()
+        name = f"preshuffle_gemm {M}x{N}x{K}"
+        close(torch, name, C, A.double() @ B.double().t(), 1e-2)
+        border = out.clone()
+        border[2:2 + M, 8:8 + N] = float("nan")
+        report(bool(torch.isnan(border).all()), f"{name}: C's border untouched")
 
 
 def check_scalars(fly, torch, mods) -> None:
@@ -388,7 +413,8 @@ def main() -> int:
     print(f"seed {seed}")
     mods = {}
     for key, name in (("vadd", "01-vector-add"), ("copy", "02-tiled-copy"),
-                      ("mma", "03-tiled-mma"), ("softmax", "04-row-softmax"),
+                      ("mma", "03-tiled-mma"), ("preshuffle", "04-preshuffle-gemm"),
+                      ("softmax", "05-row-softmax"),
                       ("empty", "empty")):
         mods[key] = fly.load(a.artifacts / f"{name}.flyb")
     if (a.artifacts / "carried.flyb").exists():  # tests/gpu/kernels/carried.fly

@@ -192,7 +192,7 @@ def main() -> int:
     fly, torch = setup(art)
     mods = {name: fly.load(str(art / f"{file}.flyb")) for name, file in
             [("vadd", "01-vector-add"), ("copy", "02-tiled-copy"), ("mma", "03-tiled-mma"),
-             ("softmax", "04-row-softmax")]}
+             ("softmax", "05-row-softmax")]}
     for name, fn in [("vector_add", vector_add), ("tiled_copy_2d", tiled_copy),
                      ("gemm_tile", gemm), ("row_softmax", softmax)]:
         check(name, lambda fn=fn: fn(fly, torch, mods))

@@ -26,7 +26,7 @@ from fly import _native
 VECTOR_ADD = "01-vector-add"
 TILED_COPY = "02-tiled-copy"
 TILED_MMA = "03-tiled-mma"
-ROW_SOFTMAX = "04-row-softmax"
+ROW_SOFTMAX = "05-row-softmax"
 
 SCALARS = """
 // Scalars of several types, and a tensor of static shape.

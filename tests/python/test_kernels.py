@@ -9,12 +9,13 @@ import tempfile
 import unittest
 
 import bundles  # noqa: F401 - points fly at the build tree
-from bundles import REPO
+from bundles import REPO, example
 from fakes import FAKE_BASE, CudaArray, DLPackArray
 
 import fly
 from fly.kernels import _registry
 from fly.kernels._rows import next_pow2, vector_width
+from fly.kernels.preshuffle import preshuffle_shape
 
 LIBRARY = os.environ.get("FLY_KERNELS_DIR", str(REPO / "build" / "kernels"))
 REGISTRY = str(REPO / "kernels" / "registry.json")
@@ -587,6 +588,103 @@ class BlockscaleRules(unittest.TestCase):
         a = self.args()
         self.refused((a[0], self.f8(520, 288)) + a[2:], "A is M x K, B is N x K")
 
+
+def tv_layout(atom: str, operand: int) -> tuple:
+    """The TV layout text of an MMA atom's operand (0 A, 1 B, 2 C) in
+    sema/check/fly_atoms.def, as (shape, stride) nested tuples."""
+    import ast
+    import re
+
+    text = (REPO / "sema" / "check" / "fly_atoms.def").read_text()
+    row = re.search(r'FLY_MMA_ATOM\(\w+, "' + re.escape(atom) + r'",(.*?)\)\n', text, re.S)
+    tvs = re.findall(r'"([^"]*:[^"]*)"', row.group(1))
+    shape, stride = tvs[operand].split(":")
+    return ast.literal_eval(shape.replace(")", ",)")), ast.literal_eval(stride.replace(")", ",)"))
+
+
+def layout_at(shape, stride, i: int) -> int:
+    """The layout's value at the flat (colexicographic) coordinate i."""
+    if isinstance(shape, int):
+        return (i % shape) * stride
+    out = 0
+    for s, d in zip(shape, stride):
+        size = size_of(s)
+        out += layout_at(s, d, i % size)
+        i //= size
+    return out
+
+
+def size_of(shape) -> int:
+    if isinstance(shape, int):
+        return shape
+    n = 1
+    for s in shape:
+        n *= size_of(s)
+    return n
+
+
+class Preshuffle(unittest.TestCase):
+    """fly.kernels.preshuffle_b's order and examples/04-preshuffle-gemm.fly's
+    launch rules (the numbers themselves are checked on the GPU:
+    tests/gpu/python_checks.py)."""
+
+    def test_the_order_is_the_mma_atoms_b_operand(self) -> None:
+        # NVIDIA: two m16n8k16 B tiles (8 x 16, index n + 8 k) side by side,
+        # values 0-3 the first, 4-7 the second.
+        shape, stride = tv_layout("nv.mma_sync_16x8x16", 1)
+        ka, lanes, order = preshuffle_shape("nvidia")
+        self.assertEqual((ka, lanes), (16, 32))
+        for l in range(lanes):
+            for v in range(8):
+                idx = layout_at(shape, stride, l + lanes * (v % 4))
+                n, k = 8 * (v // 4) + idx % 8, idx // 8
+                self.assertEqual(order[8 * l + v], n * ka + k, (l, v))
+        # AMD: MFMA 16x16x32's B (16 x 32, index n + 16 k).
+        shape, stride = tv_layout("amd.mfma_16x16x32", 1)
+        ka, lanes, order = preshuffle_shape("amd")
+        self.assertEqual((ka, lanes), (32, 64))
+        for l in range(lanes):
+            for v in range(8):
+                idx = layout_at(shape, stride, l + lanes * v)
+                self.assertEqual(order[8 * l + v], (idx % 16) * ka + idx // 16, (l, v))
+        for vendor in ("nvidia", "amd"):
+            ka, lanes, order = preshuffle_shape(vendor)
+            self.assertEqual(sorted(order), list(range(16 * ka)), vendor)
+
+    def test_an_unknown_target_is_refused(self) -> None:
+        from fly.kernels.preshuffle import _vendor
+
+        self.assertEqual((_vendor("sm_80"), _vendor("gfx950"), _vendor("amd")),
+                         ("nvidia", "amd", "amd"))
+        with self.assertRaises(fly.FlyError) as cm:
+            _vendor("tpu")
+        self.assertIn("unknown target 'tpu'", cm.exception.message)
+
+    def args(self, m: int, n: int, k: int, ka: int, lanes: int, nb: int = 0):
+        """A (rows 8-aligned even where K is not), Bp and C, on the target's
+        kind of device."""
+        dev = (2, 0) if lanes == 32 else (10, 0)
+
+        def bf16(*shape, strides=None):
+            return DLPackArray(shape, code=4, bits=16, strides=strides, device=dev)
+
+        return (bf16(m, k, strides=(-(-k // 8) * 8, 1)),
+                bf16(nb or -(-n // 16), -(-k // ka), 8 * lanes), bf16(m, n))
+
+    def test_launch_rules(self) -> None:
+        for target, ka, lanes in (("sm_90", 16, 32), ("gfx942", 32, 64)):
+            mod = fly.load(example("04-preshuffle-gemm", f"--target={target}"),
+                           target=target, device=fly.NO_DEVICE)
+            kern = mod.preshuffle_gemm
+            cfg = kern.launch_config(*self.args(300, 200, 328, ka, lanes))
+            self.assertEqual((tuple(cfg.grid)[:2], cfg.block[0]), ((10, 1), 4 * lanes), target)
+            for bad, message in ((self.args(300, 200, 328, ka, lanes, nb=12),
+                                  "Bp is B preshuffled for this target"),
+                                 (self.args(300, 200, 324, ka, lanes), "K is a multiple of 8")):
+                with self.assertRaises(fly.FlyError) as cm:
+                    kern.launch_config(*bad)
+                self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+                self.assertIn(message, cm.exception.message)
 
 if __name__ == "__main__":
     unittest.main()
