@@ -12,7 +12,7 @@ blockscale GEMM (peers/gemm.py).
     python3 tests/bench/gemm.py [--quick] [--dtype bf16,f16,fp8,fp8row,fp8e5m2,blockscale]
                                 [--impl fly,cublas,triton]
     python3 tests/bench/gemm.py --dtype bf16,f16 --impl fly_sm80,cublas   # the Ampere path
-    python3 tests/bench/gemm.py --dtype bf16 --impl preshuffle,fly_sm80,cublas  # example 04
+    python3 tests/bench/gemm.py --dtype bf16,fp8row --impl preshuffle,example04,cublas
 
 Not a test: figures depend on the machine. Per case, C = A . W^T with A
 (M x K) and W (N x K) both K-major ("TN", as a linear layer computes),
@@ -115,6 +115,10 @@ def impls(torch, dtype_name: str, fk, only: set):
                                                          out_dtype=c.dtype, out=c)
         if fk is not None and hasattr(fk, "scaled_mm"):
             out["fly"] = lambda a, w, c: fk.scaled_mm(a, w.t(), *scales(a, w), out=c)
+        if fk is not None and hasattr(fk, "preshuffle_mm"):
+            # kernels/gemm/gemm_preshuffle.fly's fp8 form, the same scales.
+            out["preshuffle"] = preshuffle_impl(fk, lambda a, w: dict(
+                zip(("scale_a", "scale_b"), scales(a, w))))
     elif dtype_name in ("fp8", "fp8e5m2"):
         one = torch.ones((), device="cuda")
         out["cublas"] = lambda a, w, c: torch._scaled_mm(a, w.t(), scale_a=one, scale_b=one,
@@ -128,37 +132,44 @@ def impls(torch, dtype_name: str, fk, only: set):
             out["fly"] = lambda a, w, c: fk.gemm(a, w.t(), out=c)
             # The Ampere path (cp.async, ldmatrix, mma.sync), forced on any GPU.
             out["fly_sm80"] = lambda a, w, c: fk.gemm(a, w.t(), out=c, arch="sm_80")
-        # examples/04-preshuffle-gemm.fly (mma.sync, B preshuffled).
-        out["preshuffle"] = preshuffle_impl()
-    # The Ampere path and the example only when asked for (--impl fly_sm80,
-    # preshuffle): they are not what fly.kernels.gemm runs on an H100.
-    extra = ("fly_sm80", "preshuffle")
+        if fk is not None and hasattr(fk, "preshuffle_mm"):
+            # kernels/gemm/gemm_preshuffle.fly (fly.kernels.preshuffle_mm),
+            # and examples/04-preshuffle-gemm.fly.
+            out["preshuffle"] = preshuffle_impl(fk, None)
+            out["example04"] = preshuffle_impl(fk, None, example=True)
+    # The Ampere path and the preshuffle GEMMs only when asked for (--impl
+    # fly_sm80,preshuffle,example04): not what fly.kernels.gemm runs on an H100.
+    extra = ("fly_sm80", "preshuffle", "example04")
     return {k: v for k, v in out.items() if (k in only if only else k not in extra)}
 
 
-def preshuffle_impl():
-    """The example's preshuffle GEMM: its bundle from $FLY_PRESHUFFLE_BUNDLE
-    (else build/gpu/04-preshuffle-gemm.flyb), loaded on first use; each W
-    preshuffled once (fly.kernels.preshuffle_b), the first time it comes,
-    outside the warm-up's timing only for the first copy (the median of
-    the batches leaves the one that pays for the rest out)."""
+def preshuffle_impl(fk, scales, example: bool = False):
+    """fly.kernels.preshuffle_mm (scales(a, w): its scale arguments, or
+    None), or with example the example's kernel: its bundle from
+    $FLY_PRESHUFFLE_BUNDLE (else build/gpu/04-preshuffle-gemm.flyb), loaded
+    on first use. Each W is preshuffled once (fly.kernels.preshuffle_b),
+    the first time it comes: outside the warm-up's timing only for the
+    first copy (the median of the batches leaves the one that pays for the
+    rest out)."""
     state: dict = {}
 
     def run(a, w, c):
-        if "mod" not in state:
+        if example and "mod" not in state:
             import fly
-            from fly.kernels import preshuffle_b
 
             path = os.environ.get("FLY_PRESHUFFLE_BUNDLE",
                                   os.path.join(REPO, "build", "gpu", "04-preshuffle-gemm.flyb"))
-            state["mod"], state["shuffle"] = fly.load(path), preshuffle_b
-        mod, key = state["mod"], (w.data_ptr(), tuple(w.shape))
+            state["mod"] = fly.load(path)
+        key = (w.data_ptr(), tuple(w.shape))
         bps = state.setdefault("bp", {})
         if key not in bps:
             if any(k[1] != key[1] for k in bps):
                 bps.clear()  # a new shape: the last one's copies are gone
-            bps[key] = state["shuffle"](w, mod.device.target)
-        mod.preshuffle_gemm(a, bps[key], c)
+            bps[key] = fk.preshuffle_b(w)
+        if example:
+            state["mod"].preshuffle_gemm(a, bps[key], c)
+        else:
+            fk.preshuffle_mm(a, bps[key], w.shape[0], out=c, **(scales(a, w) if scales else {}))
 
     return run
 
@@ -266,7 +277,8 @@ def main() -> int:
         for peer, v in (("cublas", cb), ("triton", tr)):
             if fly and v:
                 ratios.setdefault((dname, kind, peer), []).append(fly / v)
-        for extra, tag in (("fly_sm80", "sm80"), ("preshuffle", "preshuffle")):
+        for extra, tag in (("fly_sm80", "sm80"), ("preshuffle", "preshuffle"),
+                           ("example04", "example04")):
             if r.get(extra) and cb:
                 print(f"{'':<10} {'':>6} {'':>7} {'':>6} {tag} {r[extra]:7.1f} "
                       f"{r[extra] / cb:8.2f} of cublas")
@@ -274,7 +286,7 @@ def main() -> int:
     print()
     for (dname, kind, peer, *tag), rs in sorted(ratios.items()):
         g = geomean(rs)
-        name = {"sm80": "fly_sm80", "preshuffle": "preshuffle"}.get(tag[0] if tag else "", "fly")
+        name = {"sm80": "fly_sm80"}.get(tag[0], tag[0]) if tag else "fly"
         print(f"{dname} {kind:<6} {name}/{peer} geomean {g:.3f}  min {min(rs):.3f}  over {len(rs)}")
         print(f"bench gemm_{dname}_{kind}{'_' + tag[0] if tag else ''}_over_{peer} {g:.3f} ratio")
     return 0

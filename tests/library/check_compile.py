@@ -20,7 +20,9 @@ and its code is what the kernel promises, read off the assembly:
   arithmetic, on each chip's atoms); and "gcn_waves",
   the waves a SIMD the kernel declares (waves_per_eu): its registers, read
   off the code object's metadata (.vgpr_count + .agpr_count, one file of
-  512 a lane on CDNA), leave room for that many.
+  512 a lane on CDNA), leave room for that many; "gcn_loop": counts in
+  the hot loop, the largest natural loop of the control flow
+  (tests/cli/compile/hot_loop.py), its expressions seeing BYTES (T's size).
 
     check_compile.py FLYC [--all] [--kernel NAME]
 
@@ -46,6 +48,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 from fly.kernels import _registry  # noqa: E402
+
+sys.path.insert(0, os.path.join(REPO, "tests", "cli", "compile"))
+from hot_loop import hot_loop  # noqa: E402
 
 TARGETS = ["sm_80", "sm_90", "gfx942", "gfx950"]
 BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i8": 1, "f8e4m3": 1, "f8e5m2": 1}
@@ -152,6 +157,13 @@ def check_one(flyc: str, ptxas: str | None, name: str, entry: dict, consts: dict
             got = len(re.findall(r"^\s*" + re.escape(insn), asm, re.M))
             if got != n:
                 fails.append(f"{what}: {got} {insn} in the GCN, not {expr} = {n}")
+        loop = hot_loop(asm.splitlines()) if entry.get("gcn_loop") else []
+        for insn, expr in entry.get("gcn_loop", {}).items():
+            n = eval(expr, {"__builtins__": {}},
+                     {**consts, "target": target, "BYTES": BYTES.get(t, 0)})
+            got = sum(1 for line in loop if re.match(r"^\s*" + re.escape(insn), line))
+            if got != n:
+                fails.append(f"{what}: {got} {insn} in the hot loop, not {expr} = {n}")
     return fails
 
 

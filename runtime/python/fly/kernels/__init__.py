@@ -16,11 +16,11 @@ from .attention import flash_attn, flash_attn_varlen, fused_rope_cache, paged_at
 from .gemm import blockscale_mm, gemm, grouped_gemm, scaled_mm
 from .moe import moe_align_block_size, topk_gating_softmax
 from .norm import layer_norm, rms_norm, rms_norm_backward, softmax, softmax_backward
-from .preshuffle import preshuffle_b
+from .preshuffle import preshuffle_b, preshuffle_mm
 from .quant import per_block_quant, per_token_quant
 
 __all__ = ["rms_norm", "rms_norm_backward", "layer_norm", "softmax", "softmax_backward",
            "per_token_quant", "per_block_quant", "fused_rope_cache", "flash_attn",
            "flash_attn_varlen", "paged_attention_decode", "topk_gating_softmax",
            "moe_align_block_size", "gemm", "grouped_gemm", "scaled_mm", "blockscale_mm",
-           "preshuffle_b", "kernel", "library"]
+           "preshuffle_b", "preshuffle_mm", "kernel", "library"]

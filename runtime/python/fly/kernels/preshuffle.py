@@ -1,26 +1,35 @@
-"""B preshuffled for the matrix units (examples/04-preshuffle-gemm.fly).
+"""Preshuffled weights and the GEMM that reads them
+(kernels/gemm/gemm_preshuffle.fly; examples/04-preshuffle-gemm.fly).
 
     bp = fly.kernels.preshuffle_b(w, "gfx942")    # w (N, K), once per weight
-    mod.preshuffle_gemm(a, bp, c)                  # c = a @ w.T
+    c = fly.kernels.preshuffle_mm(a, bp, n=N)      # c = a @ w.T
 
 The preshuffled B is a layout of B (N x K) in blocks of 16 x KA, each block
-in the order a warp's lanes hold it as the MMA's B operand, so that one
-16-byte load a lane gives the kernel its fragment:
+in the order a warp's lanes hold it as the MMA's B operand, so that one load
+a lane gives the kernel its fragment:
 
-    bp[nb, kb, 8 l + v] = w[16 nb + n(l, v), KA kb + k(l, v)]    (0 past w)
+    bp[nb, kb, V l + v] = w[16 nb + n(l, v), KA kb + k(l, v)]    (0 past w)
 
-of shape (ceil(N / 16), ceil(K / KA), 8 * lanes), contiguous, where
+of shape (ceil(N / 16), ceil(K / KA), V * lanes), contiguous, where
 
-* NVIDIA (KA = 16, 32 lanes): two mma.sync m16n8k16 B fragments side by
-  side, n = 8 (v // 4) + l // 4, k = 2 (l % 4) + v % 2 + 8 ((v // 2) % 2);
-* AMD (KA = 32, 64 lanes): the MFMA 16x16x32 B operand, n = l % 16,
-  k = 8 (l // 16) + v (gfx942 feeds values 0-3 and 4-7 to two 16x16x16).
+* NVIDIA (KA = 16, 32 lanes, V = 8): two mma.sync m16n8k16 B fragments side
+  by side, n = 8 (v // 4) + l // 4, k = 2 (l % 4) + v % 2 + 8 ((v // 2) % 2)
+  (fp8 in the same order: the kernel converts it to f16);
+* AMD (64 lanes): a lane's V = 16 bytes of one row, V = 8 for 16-bit types
+  and 16 for fp8, KA = 4 V: n = l % 16, k = V (l // 16) + v (MFMA
+  16x16x32's operand for 16-bit types; the kernel feeds a lane's values to
+  its MFMAs in order).
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from ..errors import FlyError, Status
+from ._library import kernel
+from .gemm import _one
+from ._rows import accepts_dlpack, check_device, fly_type
+
+_TILE = {"BM": 64, "BN": 128, "BK": 64, "WM": 1, "WN": 4, "STAGES": 4}
 
 
 def _vendor(target: Optional[str]) -> str:
@@ -39,38 +48,112 @@ def _vendor(target: Optional[str]) -> str:
                    "'nvidia' or 'amd')", Status.ARGUMENTS)
 
 
-def preshuffle_shape(vendor: str) -> tuple:
+def preshuffle_shape(vendor: str, elem_bytes: int = 2) -> tuple:
     """(KA, lanes, order): a block's depth, the lanes of a warp, and for
-    each of the block's 8 * lanes values, in the lanes' order, the index
+    each of the block's values, in the lanes' order (V a lane), the index
     n * KA + k of the element of the 16 x KA block it holds."""
-    ka, lanes = (16, 32) if vendor == "nvidia" else (32, 64)
     order = []
-    for l in range(lanes):
-        for v in range(8):
-            if vendor == "nvidia":
+    if vendor == "nvidia":
+        ka, lanes = 16, 32
+        for l in range(lanes):
+            for v in range(8):
                 n, k = 8 * (v // 4) + l // 4, 2 * (l % 4) + v % 2 + 8 * ((v // 2) % 2)
-            else:
-                n, k = l % 16, 8 * (l // 16) + v
-            order.append(n * ka + k)
+                order.append(n * ka + k)
+        return ka, lanes, order
+    per = 16 // elem_bytes
+    ka, lanes = 4 * per, 64
+    for l in range(lanes):
+        for v in range(per):
+            order.append((l % 16) * ka + per * (l // 16) + v)
     return ka, lanes, order
 
 
 def preshuffle_b(b: Any, target: Optional[str] = None) -> Any:
-    """b (N, K), a 16-bit PyTorch tensor on the GPU, preshuffled for the
-    target's matrix units (see the module's text); a new tensor."""
+    """b (N, K) of bfloat16, float16 or float8_e4m3fn on the GPU, preshuffled
+    for the target's matrix units (see the module's text); a new tensor."""
     import torch
 
     if b.dim() != 2:
         raise FlyError(f"preshuffle_b: b is a matrix (N, K), not of shape {tuple(b.shape)}",
                        Status.ARGUMENTS)
-    if b.dtype not in (torch.bfloat16, torch.float16):
-        raise FlyError(f"preshuffle_b: b holds bf16 or f16, not {b.dtype}",
-                       Status.ARGUMENTS)
-    ka, lanes, order = preshuffle_shape(_vendor(target))
+    if b.dtype not in (torch.bfloat16, torch.float16, torch.float8_e4m3fn):
+        raise FlyError(f"preshuffle_b: b holds bfloat16, float16 or float8_e4m3fn, not "
+                       f"{b.dtype}", Status.ARGUMENTS)
+    ka, lanes, order = preshuffle_shape(_vendor(target), b.element_size())
     n, k = b.shape
     nb, kb = -(-n // 16), -(-k // ka)
-    padded = torch.zeros((nb * 16, kb * ka), dtype=b.dtype, device=b.device)
-    padded[:n, :k] = b
+    # Bytes, so that index_select works for fp8 too.
+    padded = torch.zeros((nb * 16, kb * ka), dtype=torch.uint8 if b.element_size() == 1
+                         else b.dtype, device=b.device)
+    padded[:n, :k] = b.view(torch.uint8) if b.element_size() == 1 else b
     blocks = padded.view(nb, 16, kb, ka).permute(0, 2, 1, 3).reshape(nb, kb, 16 * ka)
     index = torch.tensor(order, device=b.device)
-    return blocks.index_select(2, index).contiguous()
+    out = blocks.index_select(2, index).contiguous()
+    return out.view(b.dtype) if b.element_size() == 1 else out
+
+
+@accepts_dlpack
+def preshuffle_mm(a: Any, bp: Any, n: Optional[int] = None, *, scale_a: Optional[Any] = None,
+                  scale_b: Optional[Any] = None, out: Optional[Any] = None,
+                  out_dtype: Optional[Any] = None) -> Any:
+    """a @ b.T for a (M, K) and a weight b (N, K) preshuffled by
+    preshuffle_b(b) for this GPU's target: bfloat16, float16, or
+    float8_e4m3fn with per-token and per-channel scales,
+
+        out[i, j] = scale_a[i] * scale_b[j] * sum_k a[i, k] * b[j, k]
+
+    scale_a M float32 values (a column (M, 1) or a vector), scale_b N; both
+    or neither (fp8 takes them). f32 sums; the result (M, N) of out_dtype
+    (a's type, bfloat16 for fp8, by default; bfloat16, float16 or float32),
+    written to out when given. n is b's N: by default 16 * bp.shape[0]
+    (give it where N is not a multiple of 16)."""
+    import torch
+
+    check_device(a, bp)
+    fp8 = a.dtype == torch.float8_e4m3fn
+    if a.dim() != 2 or bp.dim() != 3 or a.dtype != bp.dtype or \
+            a.dtype not in (torch.bfloat16, torch.float16, torch.float8_e4m3fn):
+        raise FlyError(f"preshuffle_mm: a (M, K) and bp (preshuffle_b's) of one type, bfloat16, "
+                       f"float16 or float8_e4m3fn, not {tuple(a.shape)} of {a.dtype} and "
+                       f"{tuple(bp.shape)} of {bp.dtype}", Status.ARGUMENTS)
+    if (scale_a is None) != (scale_b is None) or (fp8 and scale_a is None):
+        raise FlyError("preshuffle_mm: scale_a and scale_b come together (fp8 takes them)",
+                       Status.ARGUMENTS)
+    m, k = a.shape
+    n = 16 * bp.shape[0] if n is None else n
+    if -(-n // 16) != bp.shape[0]:
+        raise FlyError(f"preshuffle_mm: bp holds {bp.shape[0]} blocks of 16 rows, not "
+                       f"ceil({n} / 16)", Status.ARGUMENTS)
+    od = out_dtype or (out.dtype if out is not None else torch.bfloat16 if fp8 else a.dtype)
+    if fly_type(od) not in ("bf16", "f16", "f32"):
+        raise FlyError(f"preshuffle_mm: out_dtype is bfloat16, float16 or float32, not {od}",
+                       Status.ARGUMENTS)
+    if out is None:
+        out = torch.empty((m, n), dtype=od, device=a.device)
+    elif tuple(out.shape) != (m, n) or out.dtype != od or (n > 1 and out.stride(1) != 1):
+        raise FlyError(f"preshuffle_mm: out is ({m}, {n}) of {od} with contiguous columns, "
+                       f"not {tuple(out.shape)} of {out.dtype}", Status.ARGUMENTS)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        return out.zero_()
+    # Rows of whole 16-byte chunks, the start aligned: a view where a has
+    # them, else a copy whose padding past K is zeros (b's is too).
+    pad = 16 // a.element_size()
+    A = a
+    if a.stride(1) != 1 or a.stride(0) % pad or a.data_ptr() % 16 or k % pad:
+        kp = -(-k // pad) * pad
+        A = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
+        A[:, :k] = a
+    if scale_a is None:
+        sa = sb = _one(a.device)  # unread: SCALED is false
+    else:
+        sa = scale_a.reshape(-1).float().contiguous()
+        sb = scale_b.reshape(-1).float().contiguous()
+        if sa.numel() != m or sb.numel() != n:
+            raise FlyError(f"preshuffle_mm: scale_a holds M = {m} values and scale_b N = {n}, "
+                           f"not {sa.numel()} and {sb.numel()}", Status.ARGUMENTS)
+    consts = {"T": fly_type(a.dtype), "TD": fly_type(od), "SCALED": scale_a is not None,
+              **_TILE}
+    kernel("preshuffle_mm_fp8" if fp8 else "preshuffle_mm", consts, a.device)(A, bp, out, sa, sb)
+    return out
