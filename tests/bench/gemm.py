@@ -207,7 +207,11 @@ def blockscale_impls(torch, fk, only: set):
               f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
     if fk is not None and hasattr(fk, "blockscale_mm"):
         out["fly"] = lambda a, w, c: fk.blockscale_mm(a, w.t(), *scales(a, w), out=c)
-    return {k: v for k, v in out.items() if not only or k in only}
+    if fk is not None and hasattr(fk, "preshuffle_mm"):
+        # The preshuffle GEMM's blockwise form: scale_b as (N/128, K/128).
+        out["preshuffle"] = preshuffle_impl(fk, lambda a, w: {
+            "scale_a": scales(a, w)[0], "scale_b": scales(a, w)[1].t(), "blockwise": True})
+    return {k: v for k, v in out.items() if (k in only if only else k != "preshuffle")}
 
 
 def run(torch, dtype_name, m, n, k, fns) -> dict:

@@ -6,7 +6,8 @@ against a float64 PyTorch reference on fresh random inputs.
 Cases: M, N and K mixed from 1, 17, 1000 and 4097 (partial tiles of M and
 N; K not a multiple of the step, nor of 16 bytes, which the wrapper pads
 with zeros), bf16 and f16 in (plain or scaled), e4m3 in with per-token and
-per-channel scales, each output type the registry builds, A as a
+per-channel scales or DeepSeek-V3's block scales (1 x 128 of A, 128 x 128
+of B; a partial last block of K and of N), each output type the registry builds, A as a
 padded-row view (its rows go on with NaN past K: what the kernel read
 there would reach the result), offset outputs with padded rows, outputs
 poisoned with NaN inside guard regions that must be untouched afterwards.
@@ -84,6 +85,36 @@ def one(c: Checks, m: int, n: int, k: int, dtype, od, scaled: bool, offset: int 
          + ("" if d.guards_intact() else ", a guard changed"))
 
 
+def blockwise(c: Checks, m: int, n: int, k: int, od) -> None:
+    """fp8 with DeepSeek-V3's block scales: 1 x 128 of A, 128 x 128 of B."""
+    a = padded(m, k, FP8)
+    w = (rand((n, k), torch.float32) * 2).to(FP8)
+    kb = -(-k // 128)
+    sa = torch.rand((m, kb), device="cuda") + 0.5
+    sb = torch.rand((-(-n // 128), kb), device="cuda") + 0.5
+    d = Guarded((m, n), od, offset=1, row_stride=n + 3)
+    fk.preshuffle_mm(a, fk.preshuffle_b(w), n, scale_a=sa, scale_b=sb, blockwise=True,
+                     out=d.tensor)
+    torch.cuda.synchronize()
+    a64, w64 = a.to(torch.float64), w.to(torch.float64)
+    ref = torch.zeros((m, n), dtype=torch.float64, device="cuda")
+    mag = torch.zeros_like(ref)
+    cols = torch.arange(n, device="cuda") // 128
+    for b in range(kb):
+        part = slice(128 * b, min(k, 128 * (b + 1)))
+        s = sa[:, b].double()[:, None] * sb[cols, b].double()[None, :]
+        ref += (a64[:, part] @ w64[:, part].t()) * s
+        mag += (a64[:, part].abs() @ w64[:, part].abs().t()) * s
+    atol, rtol = tol(od)
+    got = d.tensor.to(torch.float64)
+    err = (got - ref).abs()
+    allowed = rtol * ref.abs() + (1e-3 + (atol if od != torch.float32 else 0.0)) * mag
+    bad = (err > allowed) | torch.isnan(got)
+    c.ok(f"blockwise {m}x{n}x{k} e4m3->{str(od)[6:]}", not bool(bad.any()) and d.guards_intact(),
+         f"max error {float(err.max()):.3g}" + (f", {int(bad.sum())} outside" if bad.any() else "")
+         + ("" if d.guards_intact() else ", a guard changed"))
+
+
 def main() -> int:
     quick = "--quick" in sys.argv[1:]
     c = Checks("preshuffle_mm")
@@ -98,6 +129,8 @@ def main() -> int:
                               (torch.float16, torch.float32, True), (FP8, torch.float32, True)):
         one(c, 1000, 4097, 1000, dtype, od, scaled, 3, 5)
         one(c, 17, 333, 4097, dtype, od, scaled, 1, 0)
+    for (m, n, k) in ((1, 1, 16), (300, 200, 328), (1000, 4097, 4096), (17, 333, 4112)):
+        blockwise(c, m, n, k, torch.bfloat16)
     # Refusals, each naming what is wrong.
     a = rand((4, 32), torch.bfloat16)
     bp = fk.preshuffle_b(rand((20, 32), torch.bfloat16))
@@ -110,6 +143,10 @@ def main() -> int:
     c.raises("scales of the wrong length",
              lambda: fk.preshuffle_mm(a, bp, 20, scale_a=torch.ones(3, device="cuda"),
                                       scale_b=torch.ones(20, device="cuda")), "scale_a holds")
+    c.raises("blockwise scales for bf16",
+             lambda: fk.preshuffle_mm(a, bp, 20, scale_a=torch.ones((4, 1), device="cuda"),
+                                      scale_b=torch.ones((1, 1), device="cuda"), blockwise=True),
+             "blockwise scales are for fp8")
     c.raises("a weight that is not a matrix",
              lambda: fk.preshuffle_b(rand((2, 3, 4), torch.bfloat16)), "matrix")
     return c.finish()

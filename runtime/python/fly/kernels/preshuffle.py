@@ -94,8 +94,8 @@ def preshuffle_b(b: Any, target: Optional[str] = None) -> Any:
 
 @accepts_dlpack
 def preshuffle_mm(a: Any, bp: Any, n: Optional[int] = None, *, scale_a: Optional[Any] = None,
-                  scale_b: Optional[Any] = None, out: Optional[Any] = None,
-                  out_dtype: Optional[Any] = None) -> Any:
+                  scale_b: Optional[Any] = None, blockwise: bool = False,
+                  out: Optional[Any] = None, out_dtype: Optional[Any] = None) -> Any:
     """a @ b.T for a (M, K) and a weight b (N, K) preshuffled by
     preshuffle_b(b) for this GPU's target: bfloat16, float16, or
     float8_e4m3fn with per-token and per-channel scales,
@@ -103,10 +103,16 @@ def preshuffle_mm(a: Any, bp: Any, n: Optional[int] = None, *, scale_a: Optional
         out[i, j] = scale_a[i] * scale_b[j] * sum_k a[i, k] * b[j, k]
 
     scale_a M float32 values (a column (M, 1) or a vector), scale_b N; both
-    or neither (fp8 takes them). f32 sums; the result (M, N) of out_dtype
-    (a's type, bfloat16 for fp8, by default; bfloat16, float16 or float32),
-    written to out when given. n is b's N: by default 16 * bp.shape[0]
-    (give it where N is not a multiple of 16)."""
+    or neither (fp8 takes them). With blockwise (fp8), DeepSeek-V3's block
+    scales: scale_a (M, ceil(K / 128)), one a row and 128 of K, scale_b
+    (ceil(N / 128), ceil(K / 128)), one a 128 x 128 block of b,
+
+        out[i, j] = sum_kb scale_a[i, kb] scale_b[j // 128, kb] sum_{k in kb} a[i, k] b[j, k]
+
+    f32 sums; the result (M, N) of out_dtype (a's type, bfloat16 for fp8,
+    by default; bfloat16, float16 or float32), written to out when given.
+    n is b's N: by default 16 * bp.shape[0] (give it where N is not a
+    multiple of 16)."""
     import torch
 
     check_device(a, bp)
@@ -145,15 +151,25 @@ def preshuffle_mm(a: Any, bp: Any, n: Optional[int] = None, *, scale_a: Optional
         kp = -(-k // pad) * pad
         A = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
         A[:, :k] = a
-    if scale_a is None:
-        sa = sb = _one(a.device)  # unread: SCALED is false
+    tile = dict(_TILE)
+    if blockwise:
+        kb = -(-k // 128)
+        want_a, want_b = (m, kb), (-(-n // 128), kb)
+        if not fp8 or scale_a is None or tuple(scale_a.shape) != want_a or \
+                tuple(scale_b.shape) != want_b:
+            raise FlyError(f"preshuffle_mm: blockwise scales are for fp8: scale_a {want_a} and "
+                           f"scale_b {want_b} float32", Status.ARGUMENTS)
+        sa, sb = scale_a.float().contiguous(), scale_b.float().contiguous()
+        tile["BK"] = 128
+    elif scale_a is None:
+        sa = sb = _one(a.device).view(1, 1)  # unread: SCALED is false
     else:
-        sa = scale_a.reshape(-1).float().contiguous()
-        sb = scale_b.reshape(-1).float().contiguous()
-        if sa.numel() != m or sb.numel() != n:
+        sa = scale_a.reshape(-1, 1).float().contiguous()
+        sb = scale_b.reshape(-1, 1).float().contiguous()
+        if sa.shape[0] != m or sb.shape[0] != n:
             raise FlyError(f"preshuffle_mm: scale_a holds M = {m} values and scale_b N = {n}, "
-                           f"not {sa.numel()} and {sb.numel()}", Status.ARGUMENTS)
+                           f"not {sa.shape[0]} and {sb.shape[0]}", Status.ARGUMENTS)
     consts = {"T": fly_type(a.dtype), "TD": fly_type(od), "SCALED": scale_a is not None,
-              **_TILE}
+              "BLOCK": blockwise, **tile}
     kernel("preshuffle_mm_fp8" if fp8 else "preshuffle_mm", consts, a.device)(A, bp, out, sa, sb)
     return out
