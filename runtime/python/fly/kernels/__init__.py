@@ -15,6 +15,7 @@ from ._library import kernel, library
 from .attention import flash_attn, flash_attn_varlen, fused_rope_cache, paged_attention_decode
 from .gemm import blockscale_mm, gemm, grouped_gemm, scaled_mm
 from .moe import moe_align_block_size, topk_gating_softmax
+from .moe_gemm import moe_gemm_2stage, moe_preshuffle_weights
 from .norm import layer_norm, rms_norm, rms_norm_backward, softmax, softmax_backward
 from .preshuffle import preshuffle_b, preshuffle_mm
 from .quant import per_block_quant, per_token_quant
@@ -23,4 +24,5 @@ __all__ = ["rms_norm", "rms_norm_backward", "layer_norm", "softmax", "softmax_ba
            "per_token_quant", "per_block_quant", "fused_rope_cache", "flash_attn",
            "flash_attn_varlen", "paged_attention_decode", "topk_gating_softmax",
            "moe_align_block_size", "gemm", "grouped_gemm", "scaled_mm", "blockscale_mm",
-           "preshuffle_b", "preshuffle_mm", "kernel", "library"]
+           "preshuffle_b", "preshuffle_mm", "moe_gemm_2stage", "moe_preshuffle_weights",
+           "kernel", "library"]

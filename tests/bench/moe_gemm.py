@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""The MoE 2-stage benchmark: fly.kernels.moe_gemm_2stage (kernels/moe/
+moe_gemm.fly, including its moe_align_block_size) against the same layer
+in PyTorch on cuBLAS (per expert: the routed tokens gathered, W1, silu *
+up, W2, weighted and added back with index_add_), in one process on the
+GPU.
+
+    python3 tests/bench/moe_gemm.py [--quick]
+
+Not a test: figures depend on the machine. Per case: T tokens of hidden
+width H, E experts of inner width I, K experts a token chosen by a random
+router; bf16; inputs fresh random data; each implementation warmed up,
+then CUDA events time batches of launches in turn and the median is kept.
+TFLOP/s = 2 T K (2 I H + H I) / time. The last column is Fly over the
+PyTorch layer; "bench NAME VALUE UNIT" lines feed tests/gpu/run.py.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "runtime", "python"))
+sys.path.insert(0, HERE)
+
+from peers import fly_kernels, gpu_torch  # noqa: E402
+
+CASES = [(16, 8, 2, 4096, 1792), (256, 8, 2, 4096, 1792), (2048, 8, 2, 4096, 1792),
+         (8192, 8, 2, 4096, 1792), (2048, 64, 6, 2048, 1408)]
+QUICK = CASES[1:3]
+
+
+def torch_layer(torch, x, w1, w2, weights, ids):
+    t, h = x.shape
+    i = w2.shape[2]
+    out = torch.zeros((t, h), dtype=torch.float32, device=x.device)
+    flat = ids.reshape(-1)
+    for e in range(w1.shape[0]):
+        sel = (flat == e).nonzero().squeeze(1)
+        if sel.numel() == 0:
+            continue
+        tok = sel // ids.shape[1]
+        gu = x[tok] @ w1[e].t()
+        hid = torch.nn.functional.silu(gu[:, :i]) * gu[:, i:]
+        out.index_add_(0, tok, (hid @ w2[e].t()).float() * weights.reshape(-1)[sel, None])
+    return out
+
+
+def median_time(torch, fn, batches: int = 10, per: int = 5) -> float:
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(per):
+            fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1e3 / per)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    torch = gpu_torch()
+    if torch is None:
+        return 77
+    fk = fly_kernels()
+    if fk is None:
+        return 1
+    torch.manual_seed(0)
+    print(f"GPU: {torch.cuda.get_device_name()}; bf16; TFLOP/s = 2 T K (3 I H) / median time")
+    head = f"{'T':>6} {'E':>4} {'K':>3} {'H':>6} {'I':>6} {'fly':>8} {'torch':>8} {'fly/torch':>10}"
+    print(head)
+    print("-" * len(head))
+    ratios = []
+    for t, e, k, h, i in (QUICK if args.quick else CASES):
+        x = torch.randn((t, h), device="cuda").to(torch.bfloat16)
+        w1 = (torch.randn((e, 2 * i, h), device="cuda") * 0.02).to(torch.bfloat16)
+        w2 = (torch.randn((e, h, i), device="cuda") * 0.02).to(torch.bfloat16)
+        weights, ids = torch.softmax(torch.randn((t, e), device="cuda"), -1).topk(k, -1)
+        ids = ids.to(torch.int32)
+        w1p, w2p = fk.moe_preshuffle_weights(w1, w2)
+        flops = 2 * t * k * 3 * i * h
+        tf = median_time(torch, lambda: fk.moe_gemm_2stage(x, w1p, w2p, weights, ids,
+                                                          out_dtype=torch.float32))
+        tt = median_time(torch, lambda: torch_layer(torch, x, w1, w2, weights, ids))
+        f, p = flops / tf / 1e12, flops / tt / 1e12
+        ratios.append(f / p)
+        print(f"{t:>6} {e:>4} {k:>3} {h:>6} {i:>6} {f:8.1f} {p:8.1f} {f / p:10.2f}", flush=True)
+        del x, w1, w2, w1p, w2p
+        torch.cuda.empty_cache()
+    g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"\nmoe_gemm_2stage / PyTorch layer geomean {g:.3f} over {len(ratios)}")
+    print(f"bench moe_gemm_over_torch {g:.3f} ratio")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
