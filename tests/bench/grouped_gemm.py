@@ -29,7 +29,6 @@ import argparse
 import itertools
 import math
 import os
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,27 +36,11 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import fly_kernels, gpu_torch  # noqa: E402
+from peers import fly_kernels, gpu_torch, median_launch_time  # noqa: E402
 
 # (E, top-k, tokens, N, K)
 CASES = [(8, 2, 4096, 14336, 4096), (8, 2, 4096, 4096, 14336),
          (64, 6, 4096, 1408, 2048), (64, 6, 4096, 2048, 2048), (64, 6, 512, 2048, 2048)]
-
-
-def time_launches(torch, fn, batches: int = 10, per: int = 5) -> float:
-    """Median seconds per launch of fn()."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(per):
-            fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3 / per)
-    return statistics.median(times)
 
 
 def routed(torch, experts: int, topk: int, tokens: int) -> list[int]:
@@ -126,7 +109,7 @@ def main() -> int:
             res = {}
             for name, fn in impls(torch, fk, sizes, only).items():
                 try:
-                    t = time_launches(torch, lambda: fn(a, b, offs, c))
+                    t = median_launch_time(torch, lambda: fn(a, b, offs, c))
                     res[name] = 2 * m * n * k / t / 1e12
                 except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported
                     print(f"# {dname} E={E} {m}x{n}x{k} {name}: {type(e).__name__}: {e}",

@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import fly_kernels, gpu_torch  # noqa: E402
+from peers import fly_kernels, gpu_torch, median_launch_time  # noqa: E402
 
 CASES = [(16, 8, 2, 4096, 1792), (256, 8, 2, 4096, 1792), (2048, 8, 2, 4096, 1792),
          (8192, 8, 2, 4096, 1792), (2048, 64, 6, 2048, 1408)]
@@ -47,21 +46,6 @@ def torch_layer(torch, x, w1, w2, weights, ids):
         hid = torch.nn.functional.silu(gu[:, :i]) * gu[:, i:]
         out.index_add_(0, tok, (hid @ w2[e].t()).float() * weights.reshape(-1)[sel, None])
     return out
-
-
-def median_time(torch, fn, batches: int = 10, per: int = 5) -> float:
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(batches):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(per):
-            fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3 / per)
-    return statistics.median(times)
 
 
 def main() -> int:
@@ -89,9 +73,9 @@ def main() -> int:
         ids = ids.to(torch.int32)
         w1p, w2p = fk.moe_preshuffle_weights(w1, w2)
         flops = 2 * t * k * 3 * i * h
-        tf = median_time(torch, lambda: fk.moe_gemm_2stage(x, w1p, w2p, weights, ids,
+        tf = median_launch_time(torch, lambda: fk.moe_gemm_2stage(x, w1p, w2p, weights, ids,
                                                           out_dtype=torch.float32))
-        tt = median_time(torch, lambda: torch_layer(torch, x, w1, w2, weights, ids))
+        tt = median_launch_time(torch, lambda: torch_layer(torch, x, w1, w2, weights, ids))
         f, p = flops / tf / 1e12, flops / tt / 1e12
         ratios.append(f / p)
         print(f"{t:>6} {e:>4} {k:>3} {h:>6} {i:>6} {f:8.1f} {p:8.1f} {f / p:10.2f}", flush=True)

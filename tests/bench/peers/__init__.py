@@ -45,3 +45,22 @@ def fly_kernels():
         print(f"# fly.kernels: {e}")
         return None
     return fk
+
+
+def median_launch_time(torch, fn, batches: int = 10, per: int = 5) -> float:
+    """Median seconds per launch of fn(): one warm-up, then `batches` CUDA
+    event-timed batches of `per` launches."""
+    import statistics
+
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(per):
+            fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) / 1e3 / per)
+    return statistics.median(times)
