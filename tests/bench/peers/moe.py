@@ -196,6 +196,77 @@ def triton_moe_align(ids, bs, e):
     return sorted_ids, expert_ids, total
 
 
+# The MoE 2-stage GEMMs (the peer of fly.kernels.moe_gemm_2stage): a
+# Triton tiled matmul after the tutorial's, whose rows are gathered in
+# moe_align's order; stage 1 keeps a gate and an up accumulator and writes
+# silu(gate) * up, stage 2 adds the router-weighted product into each
+# token's row with atomics. One program per BM sorted entries (one expert)
+# and BN columns; a program past the padded length returns.
+@triton.jit
+def _moe_stage(a_ptr, b_ptr, c_ptr, w_ptr, sorted_ptr, expert_ptr, total_ptr, N, K, valid, topk,
+               sam, sbe, sbn, scm, INNER, STAGE: tl.constexpr, BM: tl.constexpr,
+               BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(1)
+    pid_n = tl.program_id(0)
+    if pid_m * BM >= tl.load(total_ptr):
+        return
+    rm = pid_m * BM + tl.arange(0, BM)
+    ids = tl.load(sorted_ptr + rm)
+    live = ids < valid
+    if STAGE == 1:
+        rows = tl.where(live, ids // topk, 0)
+    else:
+        rows = rm
+    e = tl.load(expert_ptr + pid_m)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rows[:, None] * sam + rk[None, :]
+    b = b_ptr + e * sbe + (rn % N)[None, :] * sbn + rk[:, None]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    up = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        x = tl.load(a, mask=rk[None, :] < K - k * BK, other=0.0)
+        y = tl.load(b, mask=rk[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(x, y, acc)
+        if STAGE == 1:
+            u = tl.load(b + INNER * sbn, mask=rk[:, None] < K - k * BK, other=0.0)
+            up = tl.dot(x, u, up)
+        a += BK
+        b += BK
+    if STAGE == 1:
+        h = acc * tl.sigmoid(acc) * up
+        tl.store(c_ptr + rm[:, None] * scm + rn[None, :], h.to(c_ptr.dtype.element_ty),
+                 mask=rn[None, :] < N)
+    else:
+        w = tl.load(w_ptr + ids, mask=live, other=0.0)
+        tok = tl.where(live, ids // topk, 0)
+        tl.atomic_add(c_ptr + tok[:, None] * scm + rn[None, :], acc * w[:, None],
+                      mask=live[:, None] & (rn[None, :] < N))
+
+
+def triton_moe_2stage(x, w1, w2, weights, ids, bm=64, bn=64, bk=64):
+    """The layer's output (f32) for x (T, H), w1 (E, 2I, H) gate then up
+    rows, w2 (E, H, I), the router's weights and ids (T, K): moe_align in
+    Triton, then the two stages."""
+    t, h = x.shape
+    e, i2, _ = w1.shape
+    i = i2 // 2
+    k = ids.shape[1]
+    sorted_ids, expert_ids, total = triton_moe_align(ids, bm, e)
+    rows = sorted_ids.numel()
+    inter = torch.empty((rows, i), dtype=x.dtype, device=x.device)
+    out = torch.zeros((t, h), dtype=torch.float32, device=x.device)
+    w = weights.reshape(-1).float().contiguous()
+    blocks = triton.cdiv(rows, bm)
+    _moe_stage[(triton.cdiv(i, bn), blocks)](
+        x, w1, inter, w, sorted_ids, expert_ids, total, i, h, t * k, k, x.stride(0),
+        w1.stride(0), w1.stride(1), inter.stride(0), i, STAGE=1, BM=bm, BN=bn, BK=bk)
+    _moe_stage[(triton.cdiv(h, bn), blocks)](
+        inter, w2, out, w, sorted_ids, expert_ids, total, h, i, t * k, k, inter.stride(0),
+        w2.stride(0), w2.stride(1), out.stride(0), 0, STAGE=2, BM=bm, BN=bn, BK=bk)
+    return out
+
+
 def torch_moe_align(ids, bs, e):
     flat = ids.reshape(-1).long()
     n = flat.numel()
