@@ -38,13 +38,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from peers import geomean  # noqa: E402
+
 
 def first_line(e: Exception) -> str:
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-
-
-def geomean(xs) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def main() -> int:

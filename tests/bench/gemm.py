@@ -43,7 +43,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import fly_kernels, gpu_torch  # noqa: E402
+from peers import fly_kernels, geomean, gpu_torch  # noqa: E402
 
 L2_BYTES = 50 * 2**20
 SQUARE = [4096, 8192]
@@ -235,10 +235,6 @@ def run(torch, dtype_name, m, n, k, fns) -> dict:
     del A, W, C
     torch.cuda.empty_cache()
     return res
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def main() -> int:

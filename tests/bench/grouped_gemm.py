@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import os
 import sys
 
@@ -36,7 +35,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import fly_kernels, gpu_torch, median_launch_time  # noqa: E402
+from peers import fly_kernels, geomean, gpu_torch, median_launch_time  # noqa: E402
 
 # (E, top-k, tokens, N, K)
 CASES = [(8, 2, 4096, 14336, 4096), (8, 2, 4096, 4096, 14336),
@@ -137,7 +136,7 @@ def main() -> int:
                 ratios.setdefault((dname, peer), []).append(fly / r[peer])
     print()
     for (dname, peer), rs in sorted(ratios.items()):
-        g = math.exp(sum(math.log(x) for x in rs) / len(rs))
+        g = geomean(rs)
         print(f"{dname} fly/{peer} geomean {g:.3f}  min {min(rs):.3f}  over {len(rs)}")
         print(f"bench grouped_gemm_{dname}_over_{peer} {g:.3f} ratio")
     return 0

@@ -37,7 +37,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import Case, gpu_torch  # noqa: E402,F401 - the peers' cases
+from peers import Case, geomean, gpu_torch  # noqa: E402,F401 - the peers' cases
 
 FAMILIES = ["norm", "quant", "attention", "moe"]
 L2_BYTES = 50 * 2**20  # H100: 50 MiB; rotating 4x this keeps inputs out of L2
@@ -170,7 +170,7 @@ def main() -> int:
             by_op.setdefault(case.op, []).append(fly / tri)
     print()
     for op, rs in by_op.items():
-        g = math.exp(sum(math.log(x) for x in rs) / len(rs))
+        g = geomean(rs)
         print(f"{op:<24} fly/triton geomean {g:.2f}  min {min(rs):.2f}  over {len(rs)} shapes")
         print(f"bench {op}_over_triton_geomean {g:.3f} ratio")
     return 0

@@ -20,7 +20,6 @@ tests/gpu/run.py.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 
@@ -28,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import fly_kernels, gpu_torch, median_launch_time  # noqa: E402
+from peers import fly_kernels, geomean, gpu_torch, median_launch_time  # noqa: E402
 
 CASES = [(16, 8, 2, 4096, 1792), (256, 8, 2, 4096, 1792), (2048, 8, 2, 4096, 1792),
          (8192, 8, 2, 4096, 1792), (2048, 64, 6, 2048, 1408)]
@@ -98,7 +97,7 @@ def main() -> int:
         torch.cuda.empty_cache()
     print()
     for n, rs in ratios.items():
-        g = math.exp(sum(math.log(r) for r in rs) / len(rs))
+        g = geomean(rs)
         print(f"moe_gemm_2stage / {n} geomean {g:.3f} over {len(rs)}")
         print(f"bench moe_gemm_over_{n} {g:.3f} ratio")
     return 0

@@ -52,7 +52,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "runtime", "python"))
 sys.path.insert(0, HERE)
 
-from peers import fly_kernels, gpu_torch  # noqa: E402
+from peers import fly_kernels, geomean, gpu_torch  # noqa: E402
 
 D = 128
 BS = 16                       # tokens of a cache block
@@ -234,10 +234,6 @@ def torch_paged_decode(q, k_cache, v_cache, tables, ctx: int, scale: float, k_sc
 
 def first_line(e: Exception) -> str:
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-
-
-def geomean(xs) -> float:
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def make_case(torch, kind: str, hq: int, hk: int, b: int, ctx: int):

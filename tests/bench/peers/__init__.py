@@ -64,3 +64,10 @@ def median_launch_time(torch, fn, batches: int = 10, per: int = 5) -> float:
         e.synchronize()
         times.append(s.elapsed_time(e) / 1e3 / per)
     return statistics.median(times)
+
+
+def geomean(xs) -> float:
+    """The geometric mean of positive numbers (NaN for none)."""
+    import math
+
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
