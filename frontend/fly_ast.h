@@ -122,6 +122,8 @@ typedef enum FlyTypeCode {
   FLY_TYPE_F64,
   FLY_TYPE_F8E4M3,
   FLY_TYPE_F8E5M2,
+  FLY_TYPE_F8E4M3FNUZ, /* the FNUZ formats (CDNA3): the 8-bit floats end here */
+  FLY_TYPE_F8E5M2FNUZ,
   FLY_TYPE_INT,
   FLY_TYPE_FLOAT,
   FLY_TYPE_BOOL,

@@ -40,6 +40,8 @@ const FlyWord fly_reserved_words[] = {
     {"f64", "type"},
     {"f8e4m3", "type"},
     {"f8e5m2", "type"},
+    {"f8e4m3fnuz", "type"},
+    {"f8e5m2fnuz", "type"},
     /* Types that take arguments: vec<4, f32>, tensor<f32, ?:1>. */
     {"vec", "type-constructor"},
     {"tensor", "type-constructor"},

@@ -424,6 +424,8 @@ static int next_token(FlySyntax *S, YYSTYPE *value) {
       "f64" { return type_token(value, FLY_TYPE_F64); }
       "f8e4m3" { return type_token(value, FLY_TYPE_F8E4M3); }
       "f8e5m2" { return type_token(value, FLY_TYPE_F8E5M2); }
+      "f8e4m3fnuz" { return type_token(value, FLY_TYPE_F8E4M3FNUZ); }
+      "f8e5m2fnuz" { return type_token(value, FLY_TYPE_F8E5M2FNUZ); }
       "vec" { return ctor_token(value, FLY_TYPE_VEC); }
       "tensor" { return ctor_token(value, FLY_TYPE_TENSOR); }
       "smem" { return ctor_token(value, FLY_TYPE_SMEM); }

@@ -196,7 +196,8 @@ void fly_build_error(FlyBuild *b, const char *fmt, ...) {
 
 bool fly_lower_is_f8(MlirType t) {
   MlirType e = mlirTypeIsAVector(t) ? mlirShapedTypeGetElementType(t) : t;
-  return mlirTypeIsAFloat8E4M3FN(e) || mlirTypeIsAFloat8E5M2(e);
+  return mlirTypeIsAFloat8E4M3FN(e) || mlirTypeIsAFloat8E5M2(e) || mlirTypeIsAFloat8E4M3FNUZ(e) ||
+         mlirTypeIsAFloat8E5M2FNUZ(e);
 }
 
 MlirType fly_lower_storage_type(MlirType t) {

@@ -1,5 +1,6 @@
 /* fly_lower_fp8.c — conversions to and from the 8-bit floats f8E4M3FN and
- * f8E5M2 (Fly's f8e4m3 and f8e5m2, the OCP formats) in the target pass
+ * f8E5M2 (Fly's f8e4m3 and f8e5m2, the OCP formats), f8E4M3FNUZ and
+ * f8E5M2FNUZ (f8e4m3fnuz and f8e5m2fnuz, CDNA3's) in the target pass
  * (fly_lower_target.h).
  *
  * arith.truncf to an 8-bit float rounds to nearest even and saturates: a
@@ -25,6 +26,10 @@ const FlyType *fly_lower_f8_type(MlirType t) {
     return fly_type_scalar(FLY_TYPE_F8E4M3);
   if (mlirTypeIsAFloat8E5M2(t))
     return fly_type_scalar(FLY_TYPE_F8E5M2);
+  if (mlirTypeIsAFloat8E4M3FNUZ(t))
+    return fly_type_scalar(FLY_TYPE_F8E4M3FNUZ);
+  if (mlirTypeIsAFloat8E5M2FNUZ(t))
+    return fly_type_scalar(FLY_TYPE_F8E5M2FNUZ);
   return NULL;
 }
 
@@ -108,7 +113,7 @@ static MlirValue unpack(FlyBuild *b, const FlyTargetHooks *h, const FlyTarget *t
 void fly_lower_fp8(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h) {
   const FlyTarget *t = fly_lower_target_of(op);
   if (!t)
-    return fly_build_error(b, "a conversion to or from f8e4m3 or f8e5m2 needs the target's chip: "
+    return fly_build_error(b, "a conversion to or from an 8-bit float needs the target's chip: "
                               "attach a target first (nvvm-attach-target, rocdl-attach-target)");
   if (!fly_target_has(t, FLY_FEATURE_FP8) && !fly_target_has(t, FLY_FEATURE_FP8_FNUZ))
     return fly_build_error(b, "%s has no fp8 conversion instructions", t->arch);
@@ -116,8 +121,15 @@ void fly_lower_fp8(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h) {
   MlirType in = mlirValueGetType(x), out = mlirValueGetType(res);
   int n = mlirTypeIsAVector(in) ? (int)mlirShapedTypeGetDimSize(in, 0) : 0;
   MlirType from = fly_elem_of(in), to = fly_elem_of(out), f32 = mlirF32TypeGet(b->m->ctx);
+  bool narrows = fly_lower_is(op, "arith.truncf");
+  if (fly_type_is_fnuz(fly_lower_f8_type(narrows ? to : from)) &&
+      !fly_target_has(t, FLY_FEATURE_FP8_FNUZ))
+    return fly_build_error(b,
+                           "%s has no conversions of the FNUZ 8-bit floats (f8e4m3fnuz, "
+                           "f8e5m2fnuz): CDNA3's (gfx942) only",
+                           t->arch);
   MlirValue r;
-  if (fly_lower_is(op, "arith.truncf")) {
+  if (narrows) {
     if (mlirTypeIsAF64(from))
       return fly_build_error(b, "f64 converts to an 8-bit float through f32 only (x as f32 as "
                                 "f8e4m3), which rounds twice");

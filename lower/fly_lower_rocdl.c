@@ -3,7 +3,7 @@
  * log2 as the llvm.log2 intrinsic and exp2 as v_exp_f32 (llvm.amdgcn.exp2),
  * block_dim/grid_dim from the dispatch packet,
  * conversions with a directed rounding, the fp8 conversions (OCP on gfx950
- * and gfx1201, OCP on top of FNUZ on gfx942), and the memory atomics may
+ * and gfx1201; FNUZ, and OCP on top of FNUZ, on gfx942), and the memory atomics may
  * touch. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,8 +179,16 @@ static MlirValue fnuz_unpack_fix(FlyBuild *b, MlirValue bytes, MlirValue v, bool
   return pick(b, cmp(b, "arith.cmpi", 8 /* ugt */, low, fly_build_constant(b, b2, "124")), nan, r);
 }
 
-static bool is_fnuz(const FlyTarget *t) {
-  return !fly_target_has(t, FLY_FEATURE_FP8) && fly_target_has(t, FLY_FEATURE_FP8_FNUZ);
+/* Whether converting f8 on target t is OCP's on top of FNUZ
+   instructions (gfx942, an OCP format): f8 an FNUZ format converts
+   directly. */
+static bool ocp_on_fnuz(const FlyTarget *t, MlirType f8) {
+  return !fly_type_is_fnuz(fly_lower_f8_type(f8)) && !fly_target_has(t, FLY_FEATURE_FP8) &&
+         fly_target_has(t, FLY_FEATURE_FP8_FNUZ);
+}
+
+static bool is_e5m2(MlirType f8) {
+  return mlirTypeIsAFloat8E5M2(f8) || mlirTypeIsAFloat8E5M2FNUZ(f8);
 }
 
 /* v_cvt_pk_fp8_f32 and v_cvt_pk_bf8_f32 (two f32 into bytes 0 and 1 of a
@@ -200,13 +208,13 @@ static MlirValue amd_fp8_pack(FlyBuild *b, const FlyTarget *t, MlirValue pair, M
   MlirValue hi[2] = {fly_build_intrinsic(b, "llvm.maximum", v2, 2, lo),
                      fly_build_constant(b, v2, max)};
   MlirValue x = fly_build_intrinsic(b, "llvm.minimum", v2, 2, hi);
-  bool fnuz = is_fnuz(t);
+  bool fnuz = ocp_on_fnuz(t, f8);
   if (fnuz)
     x = op2(b, "arith.mulf", v2, x, fly_build_constant(b, v2, "0.5"));
   MlirValue ops[3] = {fly_build_extract(b, x, 0, f32), fly_build_extract(b, x, 1, f32),
                       fly_build_op1(b, "llvm.mlir.poison", i32, 0, NULL, 0, NULL)};
   MlirNamedAttribute word = fly_mlir_named(b->m, "wordSel", mlirBoolAttrGet(ctx, 0));
-  const char *cvt = mlirTypeIsAFloat8E5M2(f8) ? "rocdl.cvt.pk.bf8.f32" : "rocdl.cvt.pk.fp8.f32";
+  const char *cvt = is_e5m2(f8) ? "rocdl.cvt.pk.bf8.f32" : "rocdl.cvt.pk.fp8.f32";
   MlirValue w = fly_build_op1(b, cvt, i32, 3, ops, 1, &word);
   MlirType i16 = mlirIntegerTypeGet(ctx, 16);
   w = fly_build_op1(b, "llvm.trunc", i16, 1, &w, 0, NULL);
@@ -225,10 +233,10 @@ static MlirValue amd_fp8_unpack(FlyBuild *b, const FlyTarget *t, MlirValue bytes
   MlirType i32 = mlirIntegerTypeGet(ctx, 32), v2 = fly_vec_type(2, mlirF32TypeGet(ctx));
   MlirValue w = fly_build_op1(b, "llvm.zext", i32, 1, &bytes, 0, NULL);
   MlirNamedAttribute word = fly_mlir_named(b->m, "wordSel", mlirBoolAttrGet(ctx, 0));
-  bool e5m2 = mlirTypeIsAFloat8E5M2(f8);
+  bool e5m2 = is_e5m2(f8);
   MlirValue v =
       fly_build_op1(b, e5m2 ? "rocdl.cvt.pk.f32.bf8" : "rocdl.cvt.pk.f32.fp8", v2, 1, &w, 1, &word);
-  if (!is_fnuz(t))
+  if (!ocp_on_fnuz(t, f8))
     return v;
   MlirType b2 = fly_vec_type(2, mlirIntegerTypeGet(ctx, 8));
   return fnuz_unpack_fix(b, fly_build_op1(b, "llvm.bitcast", b2, 1, &bytes, 0, NULL), v, e5m2);

@@ -69,7 +69,8 @@ typedef struct FlyTargetHooks {
   MlirValue (*trunc_rounded)(FlyBuild *b, MlirValue x, MlirType to, int mode);
   /* The fp8 instructions of target t (which has FLY_FEATURE_FP8 or
      FP8_FNUZ), on two values: pack converts a vector<2xf32> or
-     vector<2xf16> to the 8-bit float f8 (f8E4M3FN or f8E5M2), rounding to
+     vector<2xf16> to the 8-bit float f8 (f8E4M3FN, f8E5M2 or their FNUZ
+     formats: FP8_FNUZ targets only), rounding to
      nearest even and saturating (NaN stays NaN), and gives the two bytes as
      an i16, element 0 in its low byte; unpack converts two such bytes back,
      exactly, to a vector<2xf16> or vector<2xf32>, whichever it makes. */
@@ -204,7 +205,8 @@ MlirType fly_vec_type(int n, MlirType elem);
 /* ---- fly_lower_fp8.c ---- */
 /* An arith.truncf to an 8-bit float or an arith.extf from one. */
 void fly_lower_fp8(FlyBuild *b, MlirOperation op, const FlyTargetHooks *h);
-/* The FlyType of the 8-bit float t (f8E4M3FN or f8E5M2; NULL for others),
+/* The FlyType of the 8-bit float t (f8E4M3FN, f8E5M2, f8E4M3FNUZ or
+   f8E5M2FNUZ; NULL for others),
    for its format's facts (fly_float_max ...). */
 const FlyType *fly_lower_f8_type(MlirType t);
 

@@ -23,10 +23,6 @@ typedef struct Conv {
   bool saturate;
 } Conv;
 
-static bool is_f8(const FlyType *t) {
-  return t->code == FLY_TYPE_F8E4M3 || t->code == FLY_TYPE_F8E5M2;
-}
-
 /* The scalar type `to`, as a vector when x is one. */
 static const FlyType *like(Conv *c, const FlyType *to) {
   return c->shape->kind == FLY_TY_VEC ? fly_type_vec(&c->t->A, c->shape->n, to) : to;
@@ -80,7 +76,8 @@ static MlirValue clamp_float(Conv *c, MlirValue v, const FlyType *ty, double hi)
 /* The result r of a saturating conversion of x (of float type from) to the
    8-bit float `to`, made non-saturating: where x rounds beyond the largest
    finite value, an infinity of x's sign (f8e5m2) or NaN (f8e4m3, which has
-   no infinity), as the OCP formats define it and PyTorch converts. */
+   no infinity), as the OCP formats define it and PyTorch converts; NaN
+   (0x80) for the FNUZ formats, which have no infinity. */
 static MlirValue f8_overflow(Conv *c, MlirValue x, const FlyType *from, MlirValue r,
                              const FlyType *to) {
   bool inclusive;
@@ -98,7 +95,7 @@ static MlirValue f8_overflow(Conv *c, MlirValue x, const FlyType *from, MlirValu
     MlirValue minus_inf = constant(c, i8, 0, (int8_t)0xFC);
     code = pick(c, neg, minus_inf, inf);
   } else {
-    code = constant(c, i8, 0, 0x7F);
+    code = constant(c, i8, 0, fly_type_is_fnuz(to) ? (int8_t)0x80 : 0x7F);
   }
   MlirValue bytes = step(c, "arith.bitcast", i8, r, NULL);
   return step(c, "arith.bitcast", to, pick(c, over, code, bytes), NULL);
@@ -111,13 +108,13 @@ static int arith_rounding(FlyRounding r) {
 
 static MlirValue float_to_float(Conv *c, MlirValue v, const FlyType *from, const FlyType *to) {
   int fb = fly_type_bits(from), tb = fly_type_bits(to);
-  if (fb == tb) { /* f16 <-> bf16, f8e4m3 <-> f8e5m2: through f32, exactly */
+  if (fb == tb) { /* f16 <-> bf16, 8-bit floats: through f32, exactly */
     v = step(c, "arith.extf", scalar(FLY_TYPE_F32), v, NULL);
     from = scalar(FLY_TYPE_F32);
   } else if (fb < tb) {
     return step(c, "arith.extf", to, v, NULL); /* exact: nothing to round */
   }
-  if (is_f8(to)) {
+  if (fly_type_is_f8(to)) {
     MlirValue r = step(c, "arith.truncf", to, v, NULL);
     return c->saturate ? r : f8_overflow(c, v, from, r, to);
   }
@@ -188,9 +185,9 @@ static MlirValue convert(Conv *c, MlirValue v, const FlyType *from, const FlyTyp
   bool fidx = from->code == FLY_TYPE_INDEX, tidx = to->code == FLY_TYPE_INDEX;
   const FlyType *f32 = scalar(FLY_TYPE_F32), *i64 = scalar(FLY_TYPE_I64);
   /* An 8-bit float converts to and from other floats only. */
-  if (is_f8(from) && !tf)
+  if (fly_type_is_f8(from) && !tf)
     return convert(c, step(c, "arith.extf", f32, v, NULL), f32, to);
-  if (is_f8(to) && !ff)
+  if (fly_type_is_f8(to) && !ff)
     return convert(c, convert(c, v, from, f32), f32, to);
   if (to->code == FLY_TYPE_I1) {
     /* To a boolean: not zero (a NaN is true, as in C). */
@@ -218,7 +215,7 @@ MlirValue fly_trace_convert(FlyTrace *t, const FlyType *rt, int n, const FlyVal 
   const FlyVal *x = args[0];
   const FlyType *from = x->type->kind == FLY_TY_VEC ? x->type->elem : x->type;
   const FlyType *to = rt->kind == FLY_TY_VEC ? rt->elem : rt;
-  Conv c = {t, x->type, FLY_ROUND_NEAREST, is_f8(to)};
+  Conv c = {t, x->type, FLY_ROUND_NEAREST, fly_type_is_f8(to)};
   if (n == 3) { /* convert(x, T, rounding, saturate) */
     c.rounding = (FlyRounding)args[1]->i;
     c.saturate = args[2]->i != 0;

@@ -55,6 +55,10 @@ static const char *scalar_name(FlyTypeCode c) {
     return "f8E4M3FN";
   case FLY_TYPE_F8E5M2:
     return "f8E5M2";
+  case FLY_TYPE_F8E4M3FNUZ:
+    return "f8E4M3FNUZ";
+  case FLY_TYPE_F8E5M2FNUZ:
+    return "f8E5M2FNUZ";
   default:
     return NULL;
   }

@@ -182,6 +182,10 @@ enum {
   FLY_DTYPE_F8E4M3,
   FLY_DTYPE_F8E5M2,
   FLY_DTYPE_OTHER, /* a vec or another type: see the name */
+  /* Later types, after OTHER so that the numbers above stay. */
+  FLY_DTYPE_F8E4M3FNUZ,
+  FLY_DTYPE_F8E5M2FNUZ,
+  FLY_DTYPE_COUNT
 };
 
 typedef struct FlyBundleParam {

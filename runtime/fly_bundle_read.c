@@ -144,7 +144,7 @@ static bool check_param(const FlyBundle *b, const FlyBundleParam *p, char *why, 
   if (p->kind < FLY_PARAM_TENSOR || p->kind > FLY_PARAM_CONST)
     return fly_bundle_fail(why, n, "corrupt bundle: parameter '%s' is of unknown kind %u", name,
                            p->kind);
-  if (p->dtype > FLY_DTYPE_OTHER)
+  if (p->dtype >= FLY_DTYPE_COUNT)
     return fly_bundle_fail(why, n, "corrupt bundle: parameter '%s' has unknown type %u", name,
                            p->dtype);
   return true;
@@ -178,7 +178,8 @@ static bool check_tmaps(const FlyBundle *b, const FlyBundleKernel *k, const char
     FlyBundleTensorMap m = fly_bundle_tmap(b, k->first_tmap + i);
     bool ok = m.param < k->nparams && m.arg < k->nargs && m.rank >= 1 &&
               m.rank <= FLY_TMAP_MAX_RANK && m.dtype > FLY_DTYPE_NONE &&
-              m.dtype < FLY_DTYPE_OTHER && m.interleave == 0 && m.oob_fill == 0 &&
+              m.dtype != FLY_DTYPE_OTHER && m.dtype < FLY_DTYPE_COUNT && m.interleave == 0 &&
+              m.oob_fill == 0 &&
               (m.swizzle == 0 || m.swizzle == 32 || m.swizzle == 64 || m.swizzle == 128) &&
               (m.l2_promotion == 0 || m.l2_promotion == 64 || m.l2_promotion == 128 ||
                m.l2_promotion == 256);

@@ -8,9 +8,10 @@
 
 #include "flyrt_internal.h"
 
-static const char *const dtype_names[] = {"none", "i1",  "i8",  "i16",    "i32",    "i64",  "f16",
-                                          "bf16", "f32", "f64", "f8e4m3", "f8e5m2", "other"};
-static const size_t dtype_sizes[] = {0, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 0};
+static const char *const dtype_names[] = {"none",   "i1",     "i8",    "i16",        "i32",
+                                          "i64",    "f16",    "bf16",  "f32",        "f64",
+                                          "f8e4m3", "f8e5m2", "other", "f8e4m3fnuz", "f8e5m2fnuz"};
+static const size_t dtype_sizes[] = {0, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 0, 1, 1};
 
 const char *flyrtDtypeName(FlyrtDtype t) {
   return (unsigned)t < sizeof dtype_names / sizeof *dtype_names ? dtype_names[t] : "unknown";

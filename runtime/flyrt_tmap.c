@@ -17,6 +17,8 @@ static int data_type(uint32_t dtype) {
   case FLY_DTYPE_I8:
   case FLY_DTYPE_F8E4M3:
   case FLY_DTYPE_F8E5M2:
+  case FLY_DTYPE_F8E4M3FNUZ:
+  case FLY_DTYPE_F8E5M2FNUZ:
     return 0; /* UINT8 */
   case FLY_DTYPE_I16:
     return 1; /* UINT16 */

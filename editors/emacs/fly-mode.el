@@ -56,7 +56,7 @@
 
 (defconst fly-types
   '("i1" "i8" "i16" "i32" "i64" "index" "f16" "bf16" "f32" "f64"
-    "f8e4m3" "f8e5m2"
+    "f8e4m3" "f8e5m2" "f8e4m3fnuz" "f8e5m2fnuz"
     ;; Compile-time types: ordinary names to the parser.
     "int" "float" "bool" "str" "tuple" "type" "layout")
   "The type names of Fly: the reserved scalar types and the compile-time ones.")

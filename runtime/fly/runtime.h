@@ -211,6 +211,8 @@ typedef enum FlyrtDtype {
   FLYRT_F8E4M3,
   FLYRT_F8E5M2,
   FLYRT_DTYPE_OTHER,
+  FLYRT_F8E4M3FNUZ, /* after OTHER: the numbers above stay */
+  FLYRT_F8E5M2FNUZ,
 } FlyrtDtype;
 /* Its name ("f32") and size in bytes (0 for NONE and OTHER). */
 FLYRT_API const char *flyrtDtypeName(FlyrtDtype t);

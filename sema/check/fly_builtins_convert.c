@@ -22,22 +22,27 @@
 static const char *const roundings[] = {"nearest", "zero", "down", "up", NULL};
 enum { ROUNDING_DEFAULT = 4 };
 
-static bool is_f8(const FlyType *t) {
-  return t && t->kind == FLY_TY_SCALAR &&
-         (t->code == FLY_TYPE_F8E4M3 || t->code == FLY_TYPE_F8E5M2);
-}
-
 static const FlyType *scalar_of(const FlyType *t) { return t->kind == FLY_TY_VEC ? t->elem : t; }
 
-/* "sm_90, sm_90a, gfx942, ...": the targets whose fp8 conversions Fly
-   lowers, natively (FP8) or on top of CDNA3's FNUZ instructions. */
-static const char *fp8_targets(void) {
+/* Whether target t converts to and from the 8-bit float f8: the OCP
+   formats natively (FP8) or on top of CDNA3's FNUZ instructions; the FNUZ
+   formats on CDNA3's only (no other chip has them, and no format of the
+   others holds every FNUZ value's code). */
+static bool converts(const FlyTarget *t, const FlyType *f8) {
+  if (fly_type_is_fnuz(f8))
+    return fly_target_has(t, FLY_FEATURE_FP8_FNUZ);
+  return fly_target_has(t, FLY_FEATURE_FP8) || fly_target_has(t, FLY_FEATURE_FP8_FNUZ);
+}
+
+/* "sm_90, sm_90a, gfx942, ...": the targets whose conversions of f8 Fly
+   lowers. */
+static const char *fp8_targets(const FlyType *f8) {
   static char list[256];
   size_t n = 0;
   list[0] = 0;
   for (int i = 0; fly_target_at(i) && n < sizeof list; i++) {
     const FlyTarget *t = fly_target_at(i);
-    if (fly_target_has(t, FLY_FEATURE_FP8) || fly_target_has(t, FLY_FEATURE_FP8_FNUZ))
+    if (converts(t, f8))
       n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", t->arch);
   }
   return list;
@@ -46,10 +51,10 @@ static const char *fp8_targets(void) {
 /* Whether a runtime conversion from `from` to `to` (scalars) can be made
    for the target; the error at `at` when not. */
 static bool convertible(FlyInterp *I, const FlyType *from, const FlyType *to, const FlyNode *at) {
-  if (!is_f8(from) && !is_f8(to))
+  if (!fly_type_is_f8(from) && !fly_type_is_f8(to))
     return true;
   const char *f = fly_type_str(&I->A, from), *t = fly_type_str(&I->A, to);
-  if (from->code == FLY_TYPE_F64 && is_f8(to)) {
+  if (from->code == FLY_TYPE_F64 && fly_type_is_f8(to)) {
     fly_err(I, at,
             "f64 converts to %s only through f32, which rounds twice; write 'x as f32 as %s' "
             "to accept that",
@@ -57,12 +62,20 @@ static bool convertible(FlyInterp *I, const FlyType *from, const FlyType *to, co
     return false;
   }
   const FlyTarget *tg = I->target;
-  if (fly_target_has(tg, FLY_FEATURE_FP8) || fly_target_has(tg, FLY_FEATURE_FP8_FNUZ))
+  bool from_ok = !fly_type_is_f8(from) || converts(tg, from);
+  if (from_ok && (!fly_type_is_f8(to) || converts(tg, to)))
     return true;
-  fly_err(I, at,
-          "converting %s to %s needs fp8 conversion instructions (target feature fp8 or "
-          "fp8_fnuz), which %s does not have; Fly converts fp8 on %s",
-          f, t, tg->arch, fp8_targets());
+  const FlyType *f8 = from_ok ? to : from; /* the side the target cannot convert */
+  if (fly_type_is_fnuz(f8))
+    fly_err(I, at,
+            "converting %s to %s needs the conversion instructions of the FNUZ 8-bit floats "
+            "(target feature fp8_fnuz), which %s does not have; Fly converts %s on %s",
+            f, t, tg->arch, fly_type_str(&I->A, f8), fp8_targets(f8));
+  else
+    fly_err(I, at,
+            "converting %s to %s needs fp8 conversion instructions (target feature fp8 or "
+            "fp8_fnuz), which %s does not have; Fly converts fp8 on %s",
+            f, t, tg->arch, fp8_targets(f8));
   return false;
 }
 
@@ -142,7 +155,7 @@ static int rounding_of(FlyInterp *I, const FlyArgs *a, bool from_float, const Fl
     fly_err(I, at, "a conversion from an integer to %s rounds to nearest only", t);
     return -1;
   }
-  if (is_f8(to) && r != FLY_ROUND_NEAREST) {
+  if (fly_type_is_f8(to) && r != FLY_ROUND_NEAREST) {
     fly_err(I, at,
             "a conversion to %s rounds to nearest only (the fp8 conversion instructions have no "
             "other rounding)",
@@ -177,7 +190,7 @@ const FlyVal *fly_builtin_convert(FlyInterp *I, const FlyArgs *a) {
   if (!numeric)
     return fly_err(I, a->node[1],
                    "convert gives a number type (i8 ... i64, index, f16, bf16, f32, f64, f8e4m3, "
-                   "f8e5m2), not %s; a vector converts element by element",
+                   "f8e5m2, f8e4m3fnuz, f8e5m2fnuz), not %s; a vector converts element by element",
                    fly_type_str(&I->A, to));
   const FlyType *from = x->type ? scalar_of(x->type) : NULL;
   bool from_float = from ? fly_type_is_float(from) : x->kind == FLY_V_FLOAT;

@@ -179,7 +179,7 @@ static const FlyType *f8_operand(int n, const FlyVal *const *args) {
                        : a->kind == FLY_V_TENSOR ? a->tensor.elem
                                                  : NULL;
     t = t && t->kind == FLY_TY_VEC ? t->elem : t;
-    if (t && t->kind == FLY_TY_SCALAR && (t->code == FLY_TYPE_F8E4M3 || t->code == FLY_TYPE_F8E5M2))
+    if (fly_type_is_f8(t))
       return t;
   }
   return NULL;

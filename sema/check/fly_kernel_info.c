@@ -80,6 +80,10 @@ static uint32_t dtype_of(const FlyType *t) {
     return FLY_DTYPE_F8E4M3;
   case FLY_TYPE_F8E5M2:
     return FLY_DTYPE_F8E5M2;
+  case FLY_TYPE_F8E4M3FNUZ:
+    return FLY_DTYPE_F8E4M3FNUZ;
+  case FLY_TYPE_F8E5M2FNUZ:
+    return FLY_DTYPE_F8E5M2FNUZ;
   default:
     return FLY_DTYPE_OTHER;
   }

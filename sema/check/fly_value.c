@@ -59,7 +59,17 @@ bool fly_type_is_int(const FlyType *t) {
 }
 
 bool fly_type_is_float(const FlyType *t) {
-  return t && t->kind == FLY_TY_SCALAR && t->code >= FLY_TYPE_F16 && t->code <= FLY_TYPE_F8E5M2;
+  return t && t->kind == FLY_TY_SCALAR && t->code >= FLY_TYPE_F16 && t->code <= FLY_TYPE_F8E5M2FNUZ;
+}
+
+bool fly_type_is_f8(const FlyType *t) {
+  return t && t->kind == FLY_TY_SCALAR && t->code >= FLY_TYPE_F8E4M3 &&
+         t->code <= FLY_TYPE_F8E5M2FNUZ;
+}
+
+bool fly_type_is_fnuz(const FlyType *t) {
+  return t && t->kind == FLY_TY_SCALAR &&
+         (t->code == FLY_TYPE_F8E4M3FNUZ || t->code == FLY_TYPE_F8E5M2FNUZ);
 }
 
 int fly_type_bits(const FlyType *t) {
@@ -75,6 +85,8 @@ int fly_type_bits(const FlyType *t) {
   case FLY_TYPE_I8:
   case FLY_TYPE_F8E4M3:
   case FLY_TYPE_F8E5M2:
+  case FLY_TYPE_F8E4M3FNUZ:
+  case FLY_TYPE_F8E5M2FNUZ:
     return 8;
   case FLY_TYPE_I16:
   case FLY_TYPE_F16:
@@ -89,34 +101,43 @@ int fly_type_bits(const FlyType *t) {
 }
 
 /* The float formats: fraction bits, smallest normal exponent, largest
-   finite value, and whether the largest exponent holds numbers. f8e4m3 is
-   the FN variant (no infinity: only 1.111 x 2^8 is NaN, so 448 is its
-   largest value). */
+   finite value, whether the largest exponent holds numbers, and whether
+   the format is FNUZ. f8e4m3 is the FN variant (no infinity: only 1.111 x
+   2^8 is NaN, so 448 is its largest value). The FNUZ formats (finite,
+   unsigned zero: CDNA3's fp8) have no infinity and no -0: the code of -0,
+   0x80, is their only NaN, and every other code is a number; their
+   exponent bias is one more than the OCP formats' (8 and 16). */
 typedef struct FloatFormat {
   int fraction, emin;
   double max;
-  bool finite_only;
+  bool finite_only, fnuz;
 } FloatFormat;
 
 static bool float_format(FlyTypeCode code, FloatFormat *f) {
   switch (code) {
   case FLY_TYPE_F16:
-    *f = (FloatFormat){10, -14, 65504.0, false};
+    *f = (FloatFormat){10, -14, 65504.0, false, false};
     return true;
   case FLY_TYPE_BF16:
-    *f = (FloatFormat){7, -126, 0x1.fep127, false};
+    *f = (FloatFormat){7, -126, 0x1.fep127, false, false};
     return true;
   case FLY_TYPE_F32:
-    *f = (FloatFormat){23, -126, FLT_MAX, false};
+    *f = (FloatFormat){23, -126, FLT_MAX, false, false};
     return true;
   case FLY_TYPE_F64:
-    *f = (FloatFormat){52, -1022, DBL_MAX, false};
+    *f = (FloatFormat){52, -1022, DBL_MAX, false, false};
     return true;
   case FLY_TYPE_F8E4M3:
-    *f = (FloatFormat){3, -6, 448.0, true};
+    *f = (FloatFormat){3, -6, 448.0, true, false};
     return true;
   case FLY_TYPE_F8E5M2:
-    *f = (FloatFormat){2, -14, 57344.0, false};
+    *f = (FloatFormat){2, -14, 57344.0, false, false};
+    return true;
+  case FLY_TYPE_F8E4M3FNUZ:
+    *f = (FloatFormat){3, -7, 240.0, true, true};
+    return true;
+  case FLY_TYPE_F8E5M2FNUZ:
+    *f = (FloatFormat){2, -15, 57344.0, true, true};
     return true;
   default:
     return false;
@@ -217,6 +238,8 @@ uint64_t fly_float_bits(const FlyType *t, double x) {
     return 0;
   uint64_t sign = signbit(x) ? (uint64_t)1 << (fly_type_bits(t) - 1) : 0;
   double a = fabs(x);
+  if (f.fnuz && (a == 0 || isnan(x)))
+    return isnan(x) ? (uint64_t)1 << (fly_type_bits(t) - 1) : 0;
   if (a == 0)
     return sign;
   int e;
@@ -239,7 +262,9 @@ bool fly_float_from_bits(const FlyType *t, uint64_t bits, double *out) {
   uint64_t fraction_mask = ((uint64_t)1 << f.fraction) - 1;
   uint64_t field_max = ((uint64_t)1 << (width - 1 - f.fraction)) - 1;
   uint64_t field = (bits >> f.fraction) & field_max, fraction = bits & fraction_mask;
-  if (field == field_max && (!f.finite_only || fraction == fraction_mask))
+  if (f.fnuz && (bits & (((uint64_t)1 << width) - 1)) == (uint64_t)1 << (width - 1))
+    return false;
+  if (!f.fnuz && field == field_max && (!f.finite_only || fraction == fraction_mask))
     return false;
   double v = field == 0 ? ldexp((double)fraction, f.emin - f.fraction)
                         : ldexp((double)(fraction | ((uint64_t)1 << f.fraction)),

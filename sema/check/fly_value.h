@@ -21,7 +21,7 @@
 /* ---- types ----------------------------------------------------------------- */
 
 typedef enum FlyTypeKind {
-  FLY_TY_SCALAR, /* code: FLY_TYPE_I1 ... FLY_TYPE_F8E5M2 */
+  FLY_TY_SCALAR, /* code: FLY_TYPE_I1 ... FLY_TYPE_F8E5M2FNUZ */
   FLY_TY_VEC,    /* n elements (-1: not known here) of elem */
   FLY_TY_TENSOR, /* tensor/smem/rmem<elem, shape:stride>; shape NULL: any */
   FLY_TY_TUPLE,  /* n elems */
@@ -213,6 +213,9 @@ bool fly_val_is_static(const FlyVal *v);
 const FlyVal *fly_val_first_runtime(const FlyVal *v);
 bool fly_type_is_int(const FlyType *t); /* i1 excluded */
 bool fly_type_is_float(const FlyType *t);
+/* The 8-bit floats: f8e4m3 and f8e5m2 (OCP), f8e4m3fnuz and f8e5m2fnuz. */
+bool fly_type_is_f8(const FlyType *t);
+bool fly_type_is_fnuz(const FlyType *t);
 int fly_type_bits(const FlyType *t); /* scalar widths; index counts 64 */
 bool fly_type_equal(const FlyType *a, const FlyType *b);
 /* How a value between two of a type's is rounded: to the nearest (ties to

@@ -83,6 +83,12 @@ class TestDLPack(FlyTestCase):
             self.assertEqual(a.deleted, 1)
         with self.assertFails(fly.Status.ARGUMENTS, "takes f32 elements, not bf16"):
             self.k.launch_config(DLPackArray((1024,), code=4, bits=16), vec(1024), vec(1024))
+        # DLPack's 8-bit floats: 10 e4m3fn, 11 e4m3fnuz, 12 e5m2, 13 e5m2fnuz.
+        for code, name in ((10, "f8e4m3"), (11, "f8e4m3fnuz"), (12, "f8e5m2"),
+                           (13, "f8e5m2fnuz")):
+            with self.assertFails(fly.Status.ARGUMENTS, f"takes f32 elements, not {name}"):
+                self.k.launch_config(DLPackArray((1024,), code=code, bits=8), vec(1024),
+                                     vec(1024))
 
     def test_released_when_a_later_argument_fails(self):
         a, b = DLPackArray((1024,)), DLPackArray((1024,))

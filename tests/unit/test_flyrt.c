@@ -575,6 +575,11 @@ static void names(void **state) {
   assert_int_equal(flyrtDtypeSize(FLYRT_BF16), 2);
   assert_int_equal(flyrtDtypeSize(FLYRT_F64), 8);
   assert_int_equal(flyrtDtypeSize(FLYRT_DTYPE_OTHER), 0);
+  /* The FNUZ formats come after OTHER, which keeps its number. */
+  assert_int_equal(FLYRT_DTYPE_OTHER, 12);
+  assert_string_equal(flyrtDtypeName(FLYRT_F8E4M3FNUZ), "f8e4m3fnuz");
+  assert_string_equal(flyrtDtypeName(FLYRT_F8E5M2FNUZ), "f8e5m2fnuz");
+  assert_int_equal(flyrtDtypeSize(FLYRT_F8E5M2FNUZ), 1);
   assert_string_equal(flyrtDtypeName((FlyrtDtype)42), "unknown");
 }
 

@@ -458,10 +458,11 @@ static void float_bits_round_trip(void **state) {
   static const struct {
     FlyTypeCode code;
     int nonfinite;
-  } formats[] = {{FLY_TYPE_F16, 2 * 1024},
-                 {FLY_TYPE_BF16, 2 * 128},
-                 {FLY_TYPE_F8E4M3, 2}, /* FN: only S.1111.111 is NaN */
-                 {FLY_TYPE_F8E5M2, 2 * 4}};
+  } formats[] = {
+      {FLY_TYPE_F16, 2 * 1024}, {FLY_TYPE_BF16, 2 * 128},
+      {FLY_TYPE_F8E4M3, 2},                               /* FN: only S.1111.111 is NaN */
+      {FLY_TYPE_F8E5M2, 2 * 4}, {FLY_TYPE_F8E4M3FNUZ, 1}, /* FNUZ: only 0x80 (-0's code) is NaN */
+      {FLY_TYPE_F8E5M2FNUZ, 1}};
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
     const FlyType *t = fly_type_scalar(formats[f].code);
     int nonfinite = 0;
@@ -482,6 +483,19 @@ static void float_bits_round_trip(void **state) {
   assert_int_equal(fly_float_bits(f16, -0.0), 0x8000);
   assert_int_equal(fly_float_bits(fly_type_scalar(FLY_TYPE_F8E4M3), 448.0), 0x7E);
   assert_int_equal(fly_float_bits(fly_type_scalar(FLY_TYPE_F8E5M2), 57344.0), 0x7B);
+  /* FNUZ: biases 8 and 16, every code but 0x80 a number, -0 is 0. */
+  const FlyType *e4fnuz = fly_type_scalar(FLY_TYPE_F8E4M3FNUZ);
+  const FlyType *e5fnuz = fly_type_scalar(FLY_TYPE_F8E5M2FNUZ);
+  assert_int_equal(fly_float_bits(e4fnuz, 240.0), 0x7F);
+  assert_int_equal(fly_float_bits(e4fnuz, 1.0), 0x40);
+  assert_int_equal(fly_float_bits(e4fnuz, -0.0), 0);
+  assert_int_equal(fly_float_bits(e4fnuz, NAN), 0x80);
+  assert_int_equal(fly_float_bits(e5fnuz, 57344.0), 0x7F);
+  assert_int_equal(fly_float_bits(e5fnuz, 0x1p-17), 1);
+  assert_true(fly_float_from_bits(e4fnuz, 0xFF, &x) && x == -240.0);
+  assert_true(fly_float_from_bits(e4fnuz, 0x08, &x) && x == 0x1p-7);
+  assert_false(fly_float_from_bits(e5fnuz, 0x80, &x));
+  assert_true(fly_float_max(e4fnuz) == 240.0 && fly_float_max(e5fnuz) == 57344.0);
   assert_int_equal(fly_float_bits(fly_type_scalar(FLY_TYPE_BF16), 1.0), 0x3F80);
   assert_int_equal(fly_float_bits(f32, -2.5), 0xC0200000);
   assert_int_equal(fly_float_bits(f32, 0x1p-149), 1);

@@ -51,7 +51,8 @@ static void atoms_run_where_their_family_is(void **state) {
   /* Only the fp8 atoms (wgmma's, MFMA's) take A and B of different types. */
   for (int i = 0; fly_atom_at(i); i++) {
     const FlyAtom *a = fly_atom_at(i);
-    bool fp8 = a->kind == FLY_ATOM_MMA && fly_atom_takes(a, FLY_TYPE_F8E5M2);
+    bool fp8 = a->kind == FLY_ATOM_MMA &&
+               (fly_atom_takes(a, FLY_TYPE_F8E5M2) || fly_atom_takes(a, FLY_TYPE_F8E5M2FNUZ));
     assert_int_equal(a->mixes, fp8);
   }
   /* The later chips' MFMA: the family and a feature. */
@@ -65,6 +66,14 @@ static void atoms_run_where_their_family_is(void **state) {
   assert_false(fly_atom_available(i8, fly_target_find("gfx90a")));
   assert_string_equal(fly_atom_targets(i8), "gfx942, gfx950");
   assert_int_equal(i8->acc, FLY_TYPE_I32);
+  /* 8-bit float MFMAs: OCP's formats on gfx950 only, FNUZ's on gfx942
+     only (the same instruction reads one or the other). */
+  const FlyAtom *ocp = fly_atom_find("amd.mfma_16x16x32_f8", 20);
+  const FlyAtom *fnuz = fly_atom_find("amd.mfma_16x16x32_f8fnuz", 24);
+  assert_string_equal(fly_atom_targets(ocp), "gfx950");
+  assert_string_equal(fly_atom_targets(fnuz), "gfx942");
+  assert_true(fly_atom_takes(fnuz, FLY_TYPE_F8E4M3FNUZ) && !fly_atom_takes(fnuz, FLY_TYPE_F8E4M3));
+  assert_true(fly_atom_takes(ocp, FLY_TYPE_F8E4M3) && !fly_atom_takes(ocp, FLY_TYPE_F8E4M3FNUZ));
 }
 
 /* Every MFMA atom's A and B are CDNA's operand layout: lane l holds row
@@ -97,7 +106,7 @@ static void mfma_operands_are_cdna_layouts(void **state) {
     assert_string_equal(a->tv[2], (a->m == 16 ? c16 : c32)->tv[2]);
     checked++;
   }
-  assert_int_equal(checked, 10);
+  assert_int_equal(checked, 12);
   fly_algebra_release(&A);
 }
 

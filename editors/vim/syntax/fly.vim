@@ -32,9 +32,9 @@ syn match   flyFunctionName    "\h\w*" contained
 syn keyword flyBoolean         true false
 
 " ---- types (flyc vocabulary: type, type-constructor) ----------------------
-" The twelve scalar types are reserved; int ... layout are the compile-time
+" The fourteen scalar types are reserved; int ... layout are the compile-time
 " types, ordinary identifiers to the parser but always types in practice.
-syn keyword flyType            i1 i8 i16 i32 i64 index f16 bf16 f32 f64 f8e4m3 f8e5m2
+syn keyword flyType            i1 i8 i16 i32 i64 index f16 bf16 f32 f64 f8e4m3 f8e5m2 f8e4m3fnuz f8e5m2fnuz
 syn keyword flyType            int float bool str tuple type layout
 syn keyword flyTypeConstructor vec tensor smem rmem
 
@@ -85,7 +85,7 @@ syn match   flyLaunchField     "\%(^\|[{;]\)\s*\zs\<\%(grid\|block\|shared\)\>\z
 " ---- layouts ----------------------------------------------------------------
 " The ':' of shape:stride, as in (8, 16):(1, 8) and tile:1. A ':' followed by
 " a type is an annotation instead (x: f32, A: tensor<...>, p: (i32, f32)).
-syn match   flyLayoutOperator  ":\%(\s*(*\s*\%(i1\|i8\|i16\|i32\|i64\|index\|f16\|bf16\|f32\|f64\|f8e4m3\|f8e5m2\|int\|float\|bool\|str\|tuple\|type\|layout\|vec\|tensor\|smem\|rmem\)\>\)\@!"
+syn match   flyLayoutOperator  ":\%(\s*(*\s*\%(i1\|i8\|i16\|i32\|i64\|index\|f16\|bf16\|f32\|f64\|f8e4m3\|f8e5m2\|f8e4m3fnuz\|f8e5m2fnuz\|int\|float\|bool\|str\|tuple\|type\|layout\|vec\|tensor\|smem\|rmem\)\>\)\@!"
 " '?': a value known only at run time, (?, ?):(?, 1); '_': a whole mode in
 " an index, t[_, i], or a discarded value in a pattern.
 syn match   flyUnknown         "?"

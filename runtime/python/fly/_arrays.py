@@ -169,7 +169,8 @@ def _note_torch(torch: Any) -> None:
     global _torch_tensor, _torch_dtypes
     names = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
              "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
-             "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
+             "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2",
+             "float8_e4m3fnuz": "f8e4m3fnuz", "float8_e5m2fnuz": "f8e5m2fnuz"}
     dtypes = {getattr(torch, n): DTYPE[f] for n, f in names.items() if hasattr(torch, n)}
     _torch_dtypes = dtypes
     _torch_tensor = torch.Tensor
@@ -200,11 +201,13 @@ _DL_DEVICE_NAMES = {1: "kDLCPU", 2: "kDLCUDA", 3: "kDLCUDAHost", 4: "kDLOpenCL",
 GPU_DEVICES = {"cuda": (kDLCUDA, kDLCUDAHost, kDLCUDAManaged), "hip": (kDLROCM, kDLROCMHost)}
 
 # DLDataType (code, bits, lanes) -> FlyrtDtype. Codes: 0 int, 1 uint,
-# 2 float, 4 bfloat, 6 bool, 10 float8_e4m3fn, 12 float8_e5m2.
+# 2 float, 4 bfloat, 6 bool, 10 float8_e4m3fn, 11 float8_e4m3fnuz,
+# 12 float8_e5m2, 13 float8_e5m2fnuz.
 _DL_DTYPES = {(0, 8, 1): DTYPE["i8"], (0, 16, 1): DTYPE["i16"], (0, 32, 1): DTYPE["i32"],
               (0, 64, 1): DTYPE["i64"], (2, 16, 1): DTYPE["f16"], (2, 32, 1): DTYPE["f32"],
               (2, 64, 1): DTYPE["f64"], (4, 16, 1): DTYPE["bf16"], (6, 8, 1): DTYPE["i1"],
-              (10, 8, 1): DTYPE["f8e4m3"], (12, 8, 1): DTYPE["f8e5m2"]}
+              (10, 8, 1): DTYPE["f8e4m3"], (12, 8, 1): DTYPE["f8e5m2"],
+              (11, 8, 1): DTYPE["f8e4m3fnuz"], (13, 8, 1): DTYPE["f8e5m2fnuz"]}
 _DL_CODE_NAMES = {0: "int", 1: "uint", 2: "float", 3: "opaque handle", 4: "bfloat",
                   5: "complex", 6: "bool"}
 

@@ -27,9 +27,9 @@ ARG_TENSOR, ARG_INT, ARG_FLOAT = 1, 2, 3
 
 # FlyrtDtype, numbered as in the bundle format.
 DTYPES = ("none", "i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8e4m3",
-          "f8e5m2", "other")
+          "f8e5m2", "other", "f8e4m3fnuz", "f8e5m2fnuz")
 DTYPE = {name: i for i, name in enumerate(DTYPES)}
-DTYPE_SIZE = (0, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 0)
+DTYPE_SIZE = (0, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 0, 1, 1)
 
 # FlyrtBackend.
 BACKENDS = {1: "cuda", 2: "hip"}
