@@ -94,11 +94,11 @@
     "atomic_max" "atomic_umin" "atomic_umax" "atomic_and" "atomic_or" "atomic_xor"
     "atomic_exch" "atomic_cas" "fence" "load" "store" "zeros_like" "universal" "copy_atom"
     "tensor_map" "tma_bytes" "tma_load" "tma_store" "tma_store_commit"
-    "tma_store_wait" "mma_atom" "tiled_copy" "tiled_copy_A" "tiled_copy_B"
-    "tiled_copy_C" "smem_copy_A" "smem_copy_B" "smem_copy_C" "tiled_mma" "partition_S"
-    "partition_D" "partition_A" "partition_B" "partition_C" "partition_fragment_A"
-    "partition_fragment_B" "partition_fragment_C" "retile" "make_identity_tensor"
-    "copy" "gemm")
+    "tma_store_wait" "mma_atom" "mma_atom_for" "tiled_copy" "tiled_copy_A"
+    "tiled_copy_B" "tiled_copy_C" "smem_copy_A" "smem_copy_B" "smem_copy_C"
+    "tiled_mma" "partition_S" "partition_D" "partition_A" "partition_B" "partition_C"
+    "partition_fragment_A" "partition_fragment_B" "partition_fragment_C" "retile"
+    "make_identity_tensor" "copy" "gemm")
   "The builtin functions of Fly, highlighted where they are called.")
 ;; END flyc vocabulary
 

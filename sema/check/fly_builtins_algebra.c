@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "fly_atom.h"
 #include "fly_builtins.h"
 #include "fly_layout_tv.h"
 
@@ -84,6 +85,14 @@ const FlyVal *fly_builtin_depth(FlyInterp *I, const FlyArgs *a) {
 const FlyVal *fly_builtin_shape(FlyInterp *I, const FlyArgs *a) {
   if (is_tensorish(a->v[0]))
     return fly_tensor_query(I, FLY_BUILTIN_SHAPE, a);
+  const FlyVal *v = a->v[0];
+  if (v->kind == FLY_V_OBJECT && v->object.kind == FLY_OBJ_MMA_ATOM) {
+    /* An MMA atom's tile, (M, N, K): what mma_atom_for chose. */
+    const FlyAtom *atom = v->object.atom;
+    const FlyVal *mnk[3] = {fly_val_int(&I->A, atom->m, NULL), fly_val_int(&I->A, atom->n, NULL),
+                            fly_val_int(&I->A, atom->k, NULL)};
+    return fly_val_tuple(&I->A, 3, mnk);
+  }
   const FlyLayout *L = L_arg(I, a, 0);
   return L ? fly_tuple_to_val(I, L->shape) : NULL;
 }

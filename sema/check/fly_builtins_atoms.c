@@ -8,6 +8,7 @@
 #include "fly_builtins.h"
 #include "fly_layout_text.h"
 #include "fly_layout_tv.h"
+#include "fly_strbuf.h"
 
 /* ---- atoms ------------------------------------------------------------------------------- */
 
@@ -131,6 +132,31 @@ static const char *article(const char *word) {
   return word[0] && strchr("aefhilmnorsx", word[0]) ? "an" : "a";
 }
 
+/* The operand and accumulator types of an MMA from arguments first ...:
+   (T, acc), A and B of type T, or (TA, TB, acc), the call's last three or
+   two. */
+static bool mma_types(FlyInterp *I, const FlyArgs *a, int first, const FlyType **ta,
+                      const FlyType **tb, const FlyType **acc) {
+  bool apart = a->n - first == 3;
+  *ta = fly_arg_type(I, a, first, apart ? "A's type in an MMA" : "the operand type of an MMA");
+  *tb = *ta && apart ? fly_arg_type(I, a, first + 1, "B's type in an MMA") : *ta;
+  *acc = *tb ? fly_arg_type(I, a, a->n - 1, "the accumulator type of an MMA") : NULL;
+  return *acc != NULL;
+}
+
+static FlyVal *mma_object(FlyInterp *I, const FlyAtom *atom, const FlyType *ta, const FlyType *tb,
+                          const FlyType *acc) {
+  FlyVal *v = fly_new_object(I, FLY_OBJ_MMA_ATOM);
+  if (v) {
+    v->object.name = atom->name;
+    v->object.atom = atom;
+    v->object.elem = ta;
+    v->object.elem_b = tb;
+    v->object.acc = acc;
+  }
+  return v;
+}
+
 const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
   const FlyVal *op = a->v[0];
   if (op->kind != FLY_V_OBJECT || op->object.kind != FLY_OBJ_ATOM_NAME)
@@ -161,11 +187,8 @@ const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
   /* mma_atom(atom, T, acc): A and B of type T; mma_atom(atom, TA, TB,
      acc): each its own, where the instruction takes that pair. */
   bool apart = a->n == 4;
-  const FlyType *ta =
-      fly_arg_type(I, a, 1, apart ? "A's type in an MMA" : "the operand type of an MMA");
-  const FlyType *tb = ta && apart ? fly_arg_type(I, a, 2, "B's type in an MMA") : ta;
-  const FlyType *acc = tb ? fly_arg_type(I, a, a->n - 1, "the accumulator type of an MMA") : NULL;
-  if (!acc)
+  const FlyType *ta, *tb, *acc;
+  if (!mma_types(I, a, 1, &ta, &tb, &acc))
     return NULL;
   for (int i = 1; i <= (apart ? 2 : 1); i++) {
     const FlyType *t = i == 1 ? ta : tb;
@@ -181,15 +204,68 @@ const FlyVal *fly_builtin_mma_atom(FlyInterp *I, const FlyArgs *a) {
   if (acc->kind != FLY_TY_SCALAR || acc->code != atom->acc)
     return fly_err(I, a->node[a->n - 1], "%s accumulates in %s, not %s", atom->name,
                    fly_type_code_name(atom->acc), fly_type_str(&I->A, acc));
-  FlyVal *v = fly_new_object(I, FLY_OBJ_MMA_ATOM);
-  if (v) {
-    v->object.name = atom->name;
-    v->object.atom = atom;
-    v->object.elem = ta;
-    v->object.elem_b = tb;
-    v->object.acc = acc;
+  return mma_object(I, atom, ta, tb, acc);
+}
+
+/* Whether atom multiplies A of type ta by B of type tb into acc. */
+static bool multiplies(const FlyAtom *atom, const FlyType *ta, const FlyType *tb,
+                       const FlyType *acc) {
+  if (ta->kind != FLY_TY_SCALAR || tb->kind != FLY_TY_SCALAR || acc->kind != FLY_TY_SCALAR)
+    return false;
+  return fly_atom_takes(atom, ta->code) && fly_atom_takes(atom, tb->code) &&
+         (atom->mixes || ta->code == tb->code) && acc->code == atom->acc;
+}
+
+/* mma_atom_for(M, N, T, acc) and mma_atom_for(M, N, TA, TB, acc): of the
+   atom table's MMA rows of an M x N tile that the target has and that
+   multiply those types, the deepest (the most work an instruction; the
+   table's order among equals), as mma_atom(atom, ...) would make it. So a
+   kernel names the tile it is written for and each chip brings its best
+   instruction: 16 x 16 bf16 is amd.mfma_16x16x32 on gfx950,
+   amd.mfma_16x16x16 on gfx942, amd.wmma_16x16x16 on gfx1201. */
+const FlyVal *fly_builtin_mma_atom_for(FlyInterp *I, const FlyArgs *a) {
+  int64_t m, n;
+  if (!fly_arg_int(I, a, 0, "the M of mma_atom_for", &m) ||
+      !fly_arg_int(I, a, 1, "the N of mma_atom_for", &n))
+    return NULL;
+  const FlyType *ta, *tb, *acc;
+  if (!mma_types(I, a, 2, &ta, &tb, &acc))
+    return NULL;
+  const FlyAtom *best = NULL;
+  for (int i = 0; fly_atom_at(i); i++) {
+    const FlyAtom *atom = fly_atom_at(i);
+    if (atom->kind != FLY_ATOM_MMA || atom->m != m || atom->n != n ||
+        !fly_atom_available(atom, I->target) || !multiplies(atom, ta, tb, acc))
+      continue;
+    if (!best || atom->k > best->k)
+      best = atom;
   }
-  return v;
+  if (best)
+    return mma_object(I, best, ta, tb, acc);
+  /* None: the target's atoms of other tiles for those types, for the
+     message. */
+  FlyStrBuf sb;
+  fly_sb_init(&sb, &I->A);
+  for (int i = 0; fly_atom_at(i); i++) {
+    const FlyAtom *atom = fly_atom_at(i);
+    if (atom->kind != FLY_ATOM_MMA || !fly_atom_available(atom, I->target) ||
+        !multiplies(atom, ta, tb, acc))
+      continue;
+    fly_sb_puts(&sb, sb.len ? ", " : "");
+    fly_sb_puts(&sb, atom->name);
+  }
+  const char *atoms = fly_sb_finish(&sb);
+  const char *t = fly_type_str(&I->A, ta), *u = fly_type_str(&I->A, tb);
+  bool same = fly_type_equal(ta, tb);
+  if (atoms && *atoms)
+    return fly_err(I, a->call,
+                   "%s has no MMA instruction of a %" PRId64 " x %" PRId64
+                   " tile that multiplies %s%s%s into %s; those of other tiles are %s",
+                   I->target->arch, m, n, t, same ? "" : " by ", same ? "" : u,
+                   fly_type_str(&I->A, acc), atoms);
+  return fly_err(I, a->call,
+                 "%s has no MMA instruction that multiplies %s%s%s into %s, of any tile",
+                 I->target->arch, t, same ? "" : " by ", same ? "" : u, fly_type_str(&I->A, acc));
 }
 
 const FlyVal *fly_err_mma_type(FlyInterp *I, const FlyNode *at, const FlyObject *atom, char operand,

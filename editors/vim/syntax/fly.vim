@@ -70,11 +70,11 @@ syn match   flyBuiltinFunction "\<\%(shuffle_up\|shuffle_down\|vote_any\|vote_al
 syn match   flyBuiltinFunction "\<\%(atomic_max\|atomic_umin\|atomic_umax\|atomic_and\|atomic_or\|atomic_xor\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(atomic_exch\|atomic_cas\|fence\|load\|store\|zeros_like\|universal\|copy_atom\)\ze\s*("
 syn match   flyBuiltinFunction "\<\%(tensor_map\|tma_bytes\|tma_load\|tma_store\|tma_store_commit\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(tma_store_wait\|mma_atom\|tiled_copy\|tiled_copy_A\|tiled_copy_B\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(tiled_copy_C\|smem_copy_A\|smem_copy_B\|smem_copy_C\|tiled_mma\|partition_S\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_D\|partition_A\|partition_B\|partition_C\|partition_fragment_A\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(partition_fragment_B\|partition_fragment_C\|retile\|make_identity_tensor\)\ze\s*("
-syn match   flyBuiltinFunction "\<\%(copy\|gemm\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tma_store_wait\|mma_atom\|mma_atom_for\|tiled_copy\|tiled_copy_A\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tiled_copy_B\|tiled_copy_C\|smem_copy_A\|smem_copy_B\|smem_copy_C\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(tiled_mma\|partition_S\|partition_D\|partition_A\|partition_B\|partition_C\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(partition_fragment_A\|partition_fragment_B\|partition_fragment_C\|retile\)\ze\s*("
+syn match   flyBuiltinFunction "\<\%(make_identity_tensor\|copy\|gemm\)\ze\s*("
 " END flyc vocabulary
 
 " The fields of a launch block, launch k { grid = ...; block = ...; shared
