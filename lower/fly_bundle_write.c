@@ -129,9 +129,18 @@ void fly_bundle_writer_kernel(FlyBundleWriter *w, const FlyKernelInfo *k, uint32
   r.shared = k->rule[6];
   for (int i = 0; i < k->nparams; i++) {
     const FlyParamInfo *p = &k->params[i];
-    w->params[w->nparams++] = (FlyBundleParam){
-        string(w, p->name), p->kind,       p->dtype,     string(w, p->type), string(w, p->layout),
-        p->dyn_shape,       p->dyn_stride, p->first_arg, p->align,           p->stride_align};
+    w->params[w->nparams++] = (FlyBundleParam){string(w, p->name),
+                                               p->kind,
+                                               p->dtype,
+                                               string(w, p->type),
+                                               string(w, p->layout),
+                                               p->dyn_shape,
+                                               p->dyn_stride,
+                                               p->first_arg,
+                                               p->align,
+                                               p->stride_align,
+                                               p->max_span,
+                                               0};
   }
   for (uint32_t i = 0; i < r.ninsns; i++)
     w->code[w->ninsns++] = k->code[i];

@@ -13,10 +13,14 @@
  * masking partial tiles).
  *
  * Offsets are 32-bit and a masked one is 2^31: the extent is capped at
- * 2^31 bytes, so a tensor read through buffers spans less than 2 GiB
- * (docs/language.md). */
+ * 2^31 bytes, so a tensor read through buffers may span at most 2 GiB
+ * (docs/language.md). The function records that of the argument,
+ * `fly.arg_span` (the most bytes each argument's tensor may span, 0 for
+ * any), which becomes the parameter's max_span in the bundle, and the
+ * runtime refuses a larger tensor. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fly_lower_target.h"
@@ -101,6 +105,30 @@ static int64_t flag_word(const FlyTarget *t) {
   return f;
 }
 
+/* Records on the kernel function that the tensor of its argument `arg`
+   may span at most `bytes` bytes (fly.arg_span: one number an argument,
+   0 for no limit). */
+static void limit_span(FlyBuild *b, MlirValue arg, int64_t bytes) {
+  MlirOperation fn = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(arg));
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
+  intptr_t n = mlirBlockGetNumArguments(entry), at = mlirBlockArgumentGetArgNumber(arg);
+  if (!mlirBlockEqual(entry, mlirBlockArgumentGetOwner(arg)) || at >= n)
+    return;
+  MlirStringRef name = mlirStringRefCreateFromCString("fly.arg_span");
+  MlirAttribute old = mlirOperationGetAttributeByName(fn, name);
+  int64_t *span = calloc((size_t)n, sizeof *span);
+  if (!span)
+    return fly_build_error(b, "out of memory");
+  if (!mlirAttributeIsNull(old) && mlirAttributeIsADenseI64Array(old) &&
+      mlirDenseArrayGetNumElements(old) == n)
+    for (intptr_t i = 0; i < n; i++)
+      span[i] = mlirDenseI64ArrayGetElement(old, i);
+  if (span[at] == 0 || span[at] > bytes)
+    span[at] = bytes;
+  mlirOperationSetAttributeByName(fn, name, mlirDenseI64ArrayGet(b->m->ctx, n, span));
+  free(span);
+}
+
 bool fly_lower_buffer_rsrc(FlyBuild *b, const struct FlyAtom *atom, MlirValue ptr,
                            FlyBufferRsrc *r) {
   MlirValue arg = root_of(ptr);
@@ -115,6 +143,7 @@ bool fly_lower_buffer_rsrc(FlyBuild *b, const struct FlyAtom *atom, MlirValue pt
   FlyMemDesc d;
   if (!fly_memdesc_of(b, mlirOperationGetResult(param, 0), &d))
     return false;
+  limit_span(b, arg, MASKED_OFFSET);
   /* At the argument's fly.make_memref: the kernel's entry, where its
      leaves are defined, so that one resource serves the whole kernel. */
   FlyBuild at = *b;

@@ -199,6 +199,9 @@ typedef struct FlyBundleParam {
   uint32_t first_arg;    /* the index of its first argument; UINT32_MAX for a const */
   uint32_t align;        /* tensors: the alignment in bytes the kernel assumes of the pointer */
   uint32_t stride_align; /* tensors: each `?` stride, in bytes, is a multiple of this (0: any) */
+  uint32_t max_span;     /* tensors: the most bytes the tensor may span (0: any); added after
+                            the first bundles, whose records are 40 bytes */
+  uint32_t reserved;     /* 0: records stay multiples of 8 bytes */
 } FlyBundleParam;
 
 enum {

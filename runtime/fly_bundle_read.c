@@ -15,7 +15,7 @@
 _Static_assert(sizeof(FlyBundleHeader) == 160, "the header is 160 bytes");
 _Static_assert(sizeof(FlyBundleKernel) == 184, "the kernel record is 184 bytes");
 _Static_assert(sizeof(FlyBundleTensorMap) == 72, "the tensor map record is 72 bytes");
-_Static_assert(sizeof(FlyBundleParam) == 40, "the version 1 parameter record is 40 bytes");
+_Static_assert(sizeof(FlyBundleParam) == 48, "the parameter record is 48 bytes (40 at first)");
 _Static_assert(sizeof(FlyBundleInsn) == 40, "the version 1 instruction record is 40 bytes");
 _Static_assert(sizeof(FlyBundleImage) == 24, "the version 1 image record is 24 bytes");
 
@@ -25,9 +25,8 @@ static const size_t known_size[FLY_BUNDLE_NTABLES] = {
 /* The sizes of the first bundles' records (the kernel's before its tensor
    maps) and header: shorter ones are refused, these read with zeros for the
    fields added since. */
-static const size_t first_size[FLY_BUNDLE_NTABLES] = {160, sizeof(FlyBundleParam),
-                                                      sizeof(FlyBundleInsn), sizeof(FlyBundleImage),
-                                                      sizeof(FlyBundleTensorMap)};
+static const size_t first_size[FLY_BUNDLE_NTABLES] = {
+    160, 40, sizeof(FlyBundleInsn), sizeof(FlyBundleImage), sizeof(FlyBundleTensorMap)};
 enum { FIRST_HEADER_SIZE = 144 };
 static const char *const table_name[FLY_BUNDLE_NTABLES] = {"kernel", "parameter", "instruction",
                                                            "image", "tensor map"};

@@ -96,6 +96,22 @@ static FlyrtStatus leaves(const Kernel *k, const Param *p, const char *which, co
   return FLYRT_SUCCESS;
 }
 
+/* The bytes from t's lowest element to the end of its highest (0 when a
+   mode is empty), saturating at UINT64_MAX. */
+static uint64_t span_bytes(const FlyrtTensor *t, size_t elem) {
+  uint64_t elements = 1; /* highest offset - lowest + 1 */
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] == 0)
+      return 0;
+    uint64_t s = (uint64_t)t->shape[i] - 1;
+    uint64_t d = t->stride[i] < 0 ? -(uint64_t)t->stride[i] : (uint64_t)t->stride[i];
+    if (d && s > (UINT64_MAX - elements) / d)
+      return UINT64_MAX;
+    elements += s * d;
+  }
+  return elements > UINT64_MAX / (elem ? elem : 1) ? UINT64_MAX : elements * (elem ? elem : 1);
+}
+
 static FlyrtStatus tensor(const Kernel *k, const Param *p, const FlyrtTensor *t, uint64_t *slots,
                           int64_t *shape, int64_t *stride) {
   char a[160], b[160];
@@ -136,6 +152,12 @@ static FlyrtStatus tensor(const Kernel *k, const Param *p, const FlyrtTensor *t,
   for (int i = 0; i < t->rank; i++)
     if (t->shape[i] < 0)
       return bad(k, p, "negative extent in shape %s%s", dims(t->shape, t->rank, a, sizeof a), "");
+  if (p->info.max_span && span_bytes(t, natural) > p->info.max_span)
+    return bad(k, p,
+               "the kernel reaches it through AMD buffer accesses, whose 32-bit offsets cover "
+               "%s bytes, and the tensor spans more (shape %s)",
+               (snprintf(a, sizeof a, "%u", p->info.max_span), a),
+               dims(t->shape, t->rank, b, sizeof b));
   uintptr_t ptr = (uintptr_t)t->data;
   memcpy(&slots[p->first_arg], &ptr, sizeof ptr);
   uint64_t *slot = &slots[p->first_arg + 1];

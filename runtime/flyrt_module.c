@@ -135,6 +135,7 @@ static FlyrtStatus read_params(const FlyBundle *b, Kernel *k) {
     p->info.layout = fly_bundle_string(b, r.layout);
     p->info.align = r.align;
     p->info.stride_align = r.stride_align;
+    p->info.max_span = r.max_span;
     p->first_arg = r.first_arg;
     p->dyn_shape = (int)r.dyn_shape;
     p->dyn_stride = (int)r.dyn_stride;

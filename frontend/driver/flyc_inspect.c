@@ -112,6 +112,8 @@ static void put_param(const FlyBundle *b, const FlyBundleParam *p) {
       printf("; aligned to %u bytes", p->align);
     if (p->stride_align)
       printf("; strides multiples of %u bytes", p->stride_align);
+    if (p->max_span)
+      printf("; spans at most %u bytes", p->max_span);
     puts(")");
   }
 }

@@ -250,6 +250,10 @@ typedef struct FlyrtParamInfo {
   /* Bytes each `?` stride times the element size must be a multiple of, for
      the kernel's vector accesses (0: any). */
   uint32_t stride_align;
+  /* The most bytes the tensor may span (0: any): a tensor the kernel reads
+     or writes through AMD's buffer accesses, whose offsets are 32-bit,
+     spans at most 2^31 bytes. */
+  uint32_t max_span;
 } FlyrtParamInfo;
 
 FLYRT_API const char *flyrtKernelName(FlyrtKernel k);

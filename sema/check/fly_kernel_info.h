@@ -24,6 +24,7 @@ typedef struct FlyParamInfo {
   char *layout;   /* a tensor's "shape:stride" with `?` leaves; a const's value */
   uint32_t dyn_shape, dyn_stride, first_arg;
   uint32_t align, stride_align; /* FlyBundleParam's: what the kernel's accesses assume */
+  uint32_t max_span;            /* FlyBundleParam's: the most bytes a tensor may span */
 } FlyParamInfo;
 
 /* A `require` of the launch block: instruction `insn` of the program. */

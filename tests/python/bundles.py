@@ -28,7 +28,7 @@ os.environ.setdefault("FLYC_CACHE", "0")
 if str(REPO / "runtime" / "python") not in sys.path:
     sys.path.append(str(REPO / "runtime" / "python"))
 HEADER = struct.Struct("<8sIIQIIIIIIQQQQ" + "QII" * 5)  # 160 bytes
-KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE, TMAP_SIZE = 184, 40, 40, 24, 72
+KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE, TMAP_SIZE = 184, 48, 40, 24, 72
 SIZES = (KERNEL_SIZE, PARAM_SIZE, INSN_SIZE, IMAGE_SIZE, TMAP_SIZE)
 assert HEADER.size == 160
 

@@ -85,7 +85,8 @@ class TestLibrary(FlyTestCase):
         self.assertEqual(ctypes.sizeof(_native.FlyrtArg), 8 + ctypes.sizeof(_native.FlyrtTensor))
         self.assertEqual(_native.FlyrtArg.u.offset, 8)
         self.assertEqual(ctypes.sizeof(_native.FlyrtLaunchConfig), 28)
-        self.assertEqual(ctypes.sizeof(_native.FlyrtParamInfo), 8 + 4 + 4 + 8 + 8 + 8 + 256 + 8)
+        # ... align, stride_align, max_span and the padding to 8 bytes.
+        self.assertEqual(ctypes.sizeof(_native.FlyrtParamInfo), 8 + 4 + 4 + 8 + 8 + 8 + 256 + 16)
 
     def test_packed_tensor_reads_back_through_ctypes(self):
         # The packer writes with struct; libflyrt reads the C layout, as
@@ -217,7 +218,8 @@ class TestSignature(FlyTestCase):
         a = k.params[0]
         self.assertEqual((a.dtype, a.type, a.layout, a.rank), ("f32", "f32", "(?,):(1,)", 1))
         # Its 128-bit accesses need 16-byte aligned pointers.
-        self.assertEqual((a.shape, a.stride, a.align, a.stride_align), ((None,), (1,), 16, 0))
+        self.assertEqual((a.shape, a.stride, a.align, a.stride_align, a.max_span),
+                         ((None,), (1,), 16, 0, 0))
         self.assertIsNone(a.value)
         self.assertEqual(k.params[3].value, 256)
         self.assertEqual(k.consts, {"BLOCK": 256, "VEC": 4})

@@ -46,10 +46,10 @@ static void default_rule(FlyKernelInfo *k) {
 /* kernel vector_add(A, B, C: tensor<f32, ?:1>, const BLOCK = 256)
      launch { grid = (size(A) + 1023) / 1024; block = 256; } */
 static FlyParamInfo vector_add_params[] = {
-    {"A", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 0, 16, 0},
-    {"B", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 2, 16, 0},
-    {"C", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 4, 16, 0},
-    {"BLOCK", FLY_PARAM_CONST, FLY_DTYPE_NONE, "int", "256", 0, 0, UINT32_MAX, 0, 0},
+    {"A", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 0, 16, 0, 0},
+    {"B", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 2, 16, 0, 0},
+    {"C", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "?:1", 1, 0, 4, 16, 0, 0},
+    {"BLOCK", FLY_PARAM_CONST, FLY_DTYPE_NONE, "int", "256", 0, 0, UINT32_MAX, 0, 0, 0},
 };
 static FlyBundleInsn vector_add_code[2];
 
@@ -76,9 +76,9 @@ static FlyKernelInfo vector_add(const char *target) {
      grid = X.shape[0] * X.shape[1] / n, block = (64, 2),
      shared = X.stride[0] * 4 */
 static FlyParamInfo scale_params[] = {
-    {"X", FLY_PARAM_TENSOR, FLY_DTYPE_F16, "f16", "(?,?):(?,1)", 2, 1, 0, 8, 8},
-    {"n", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 4, 0, 0},
-    {"alpha", FLY_PARAM_SCALAR, FLY_DTYPE_F32, "f32", "", 0, 0, 5, 0, 0},
+    {"X", FLY_PARAM_TENSOR, FLY_DTYPE_F16, "f16", "(?,?):(?,1)", 2, 1, 0, 8, 8, 2147483648u},
+    {"n", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 4, 0, 0, 0},
+    {"alpha", FLY_PARAM_SCALAR, FLY_DTYPE_F32, "f32", "", 0, 0, 5, 0, 0, 0},
 };
 static FlyBundleInsn scale_code[3];
 
@@ -106,8 +106,8 @@ static FlyKernelInfo scale(void) {
 
 /* kernel copy(src, dst: tensor<i8, 16:1>), without a launch block. */
 static FlyParamInfo copy_params[] = {
-    {"src", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 0, 1, 0},
-    {"dst", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 1, 1, 0},
+    {"src", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 0, 1, 0, 0},
+    {"dst", FLY_PARAM_TENSOR, FLY_DTYPE_I8, "i8", "16:1", 0, 0, 1, 1, 0, 0},
 };
 
 static FlyKernelInfo copy(void) {
@@ -231,6 +231,8 @@ static void assert_kernel(const FlyBundle *b, uint32_t r, const FlyKernelInfo *i
     assert_int_equal(p.first_arg, want->first_arg);
     assert_int_equal(p.align, want->align);
     assert_int_equal(p.stride_align, want->stride_align);
+    assert_int_equal(p.max_span, want->max_span);
+    assert_int_equal(p.reserved, 0);
   }
   for (uint32_t i = 0; i < k.ninsns; i++) {
     FlyBundleInsn in = fly_bundle_insn(b, k.first_insn + i);
@@ -273,7 +275,7 @@ static void round_trip(void **state) {
   assert_string_equal(fly_bundle_string(&b, h->compiler), "flyc 0.1.0");
   assert_string_equal(fly_bundle_string(&b, h->toolchain), "LLVM 22.1.0");
   assert_string_equal(fly_bundle_string(&b, h->source_hash), source_hash);
-  static const uint32_t record_size[FLY_BUNDLE_NTABLES] = {184, 40, 40, 24, 72};
+  static const uint32_t record_size[FLY_BUNDLE_NTABLES] = {184, 48, 40, 24, 72};
   for (int t = 0; t < FLY_BUNDLE_NTABLES; t++) {
     assert_int_equal(h->tables[t].offset % 8, 0);
     assert_int_equal(h->tables[t].record_size, record_size[t]);
@@ -812,6 +814,26 @@ static void cluster_shapes(void **state) {
   free(p);
 }
 
+/* A parameter record of the first bundles (40 bytes, before max_span)
+   reads as spanning any size; a shorter one is refused. */
+static void first_parameter_records(void **state) {
+  (void)state;
+  size_t size, n;
+  unsigned char *p = two_targets(&size);
+  FlyBundle b = open_ok(p, size);
+  assert_int_equal(fly_bundle_param(&b, 4 + 4).max_span, 2147483648u); /* scale's X */
+  unsigned char *old = narrow(p, size, FLY_BUNDLE_T_PARAMS, 40, &n);
+  FlyBundle o = open_ok(old, n);
+  assert_int_equal(fly_bundle_param(&o, 4 + 4).max_span, 0);
+  FlyKernelInfo k = vector_add("gfx942");
+  assert_kernel(&o, 1, &k, 1, "vector_add_gfx942");
+  free(old);
+  old = narrow(p, size, FLY_BUNDLE_T_PARAMS, 36, &n);
+  assert_refused(old, n, "parameter");
+  free(old);
+  free(p);
+}
+
 /* ---- merging ------------------------------------------------------------- */
 
 static void merge_two_single_target_bundles(void **state) {
@@ -958,8 +980,8 @@ static void launch_rule_of_scale(void **state) {
    sets nothing gives them. */
 static unsigned char *calc(uint32_t op, int slot, size_t *size) {
   static FlyParamInfo params[] = {
-      {"x", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 0, 0, 0},
-      {"y", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 1, 0, 0},
+      {"x", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 0, 0, 0, 0},
+      {"y", FLY_PARAM_SCALAR, FLY_DTYPE_I64, "i64", "", 0, 0, 1, 0, 0, 0},
   };
   FlyBundleInsn code[2] = {insn(op, scalar(0), scalar(1)),
                            insn(FLY_LAUNCH_ADD, temp(0), cst(1000))};
@@ -1070,7 +1092,7 @@ static void launch_instructions(void **state) {
      grid = shape(X)[0]; block = 32; */
 static unsigned char *required(size_t *size, bool merged) {
   static FlyParamInfo params[] = {
-      {"X", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "(?,?):(?,1)", 2, 1, 0, 16, 16},
+      {"X", FLY_PARAM_TENSOR, FLY_DTYPE_F32, "f32", "(?,?):(?,1)", 2, 1, 0, 16, 16, 0},
   };
   FlyBundleInsn code[5] = {
       insn(FLY_LAUNCH_MUL, shape(0, 0), shape(0, 1)), insn(FLY_LAUNCH_REM, temp(0), cst(4)),
@@ -1254,6 +1276,7 @@ int main(void) {
       cmocka_unit_test(records_of_no_kernel_are_checked),
       cmocka_unit_test(larger_records_are_read_by_their_prefix),
       cmocka_unit_test(cluster_shapes),
+      cmocka_unit_test(first_parameter_records),
       cmocka_unit_test(merge_two_single_target_bundles),
       cmocka_unit_test(launch_rule_of_vector_add),
       cmocka_unit_test(launch_rule_of_scale),

@@ -299,6 +299,43 @@ static void layout_text(void **state) {
 
 static char *fake(uintptr_t p) { return (char *)p; }
 
+/* A tensor read through AMD's buffer accesses spans at most 2^31 bytes
+   (their offsets are 32-bit): the compiler records it (max_span), and a
+   larger tensor is refused, whatever its strides' signs; one of no
+   elements spans nothing. */
+static void buffer_span_is_checked(void **state) {
+  (void)state;
+  static const char *const gfx942[] = {"--target=gfx942", NULL};
+  Bytes v = compile("tests/cli/compile/golden/buffer.fly", gfx942);
+  FlyrtModule m = module_of(v, "gfx942");
+  FlyrtKernel k = kernel_of(m, "buffer_rows", NULL);
+  FlyrtParamInfo info;
+  assert_int_equal(flyrtKernelParam(k, 0, &info), FLYRT_SUCCESS);
+  assert_int_equal(info.max_span, 2147483648u);
+  /* 32768 rows of 32768 bf16: exactly 2 GiB. */
+  int64_t rows = 32768, cols = 32768;
+  FlyrtArg args[2] = {flyrtTensor2D(fake(0x10000), FLYRT_BF16, rows, cols, cols),
+                      flyrtTensor2D(fake(0x20000), FLYRT_BF16, rows, cols, cols)};
+  FlyrtLaunchConfig c;
+  if (flyrtKernelLaunchConfigFor(k, args, 2, &c) != FLYRT_SUCCESS)
+    fail_msg("%s", flyrtLastError());
+  args[1].u.tensor.stride[0] = cols + 8; /* padded rows: past 2 GiB */
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
+               "buffer_rows: argument 'B': the kernel reaches it through AMD buffer accesses, "
+               "whose 32-bit offsets cover 2147483648 bytes, and the tensor spans more (shape "
+               "32768x32768)");
+  args[1].u.tensor.stride[0] = -(cols + 8); /* rows upward in memory: the same span */
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
+               "argument 'B': the kernel reaches it through AMD buffer accesses");
+  args[0].u.tensor.shape[0] = 0;
+  args[1] = args[0];
+  args[1].u.tensor.data = fake(0x20000);
+  args[1].u.tensor.stride[0] = INT64_C(1) << 30; /* no rows: nothing spanned */
+  assert_int_equal(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_SUCCESS);
+  flyrtModuleDestroy(m);
+  free(v.data);
+}
+
 static void argument_checks(void **state) {
   (void)state;
   Bytes v = compile("examples/03-tiled-mma.fly", sm90);
@@ -684,6 +721,7 @@ int main(void) {
       cmocka_unit_test(signature),
       cmocka_unit_test(layout_text),
       cmocka_unit_test(argument_checks),
+      cmocka_unit_test(buffer_span_is_checked),
       cmocka_unit_test(scalars_and_overrides),
       cmocka_unit_test(concurrent_use),
       cmocka_unit_test(no_driver),

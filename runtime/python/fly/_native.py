@@ -61,7 +61,7 @@ class FlyrtParamInfo(Structure):
     _fields_ = [("name", c_char_p), ("kind", c_int), ("dtype", c_int), ("type", c_char_p),
                 ("layout", c_char_p), ("rank", c_int), ("shape", c_int64 * MAX_RANK),
                 ("stride", c_int64 * MAX_RANK), ("align", c_uint32),
-                ("stride_align", c_uint32)]
+                ("stride_align", c_uint32), ("max_span", c_uint32)]
 
 
 class FlyrtTensor(Structure):

@@ -64,6 +64,7 @@ class Param:
     stride: tuple[Optional[int], ...]
     align: int  # bytes the kernel assumes of a tensor's pointer (0: none)
     stride_align: int = 0  # bytes each runtime stride (times the element size) is a multiple of
+    max_span: int = 0  # the most bytes a tensor may span (0: any; AMD buffer accesses: 2**31)
 
     @property
     def value(self) -> Union[int, str, None]:
@@ -91,7 +92,7 @@ def _param(info: FlyrtParamInfo) -> Param:
                  dtype=_arrays.dtype_name(info.dtype), type=text(info.type),
                  layout=text(info.layout), rank=info.rank, shape=leaves(info.shape),
                  stride=leaves(info.stride), align=info.align,
-                 stride_align=info.stride_align)
+                 stride_align=info.stride_align, max_span=info.max_span)
 
 
 def _dims(v: object, what: str) -> tuple[int, int, int]:
