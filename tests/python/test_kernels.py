@@ -339,9 +339,10 @@ class PagedDecodeRules(unittest.TestCase):
         self.k = fly.kernels.kernel("paged_decode", consts, device=fly.NO_DEVICE, target="sm_90")
 
     def args(self, b=3, hq=40, hk=2, nb=50, bs=16, maxb=9, splits=5, tokens=64, lse_cols=None,
-             group=None):
+             group=None, block_stride=None):
         d = 128
-        cache = DLPackArray((nb, bs, hk, d), code=4, bits=16)
+        strides = (block_stride, hk * d, d, 1) if block_stride else None
+        cache = DLPackArray((nb, bs, hk, d), code=4, bits=16, strides=strides)
         return (DLPackArray((b, hq, d), code=4, bits=16), cache, cache,
                 DLPackArray((b, maxb), code=0, bits=32), DLPackArray((b,), code=0, bits=32),
                 DLPackArray((b, hq, d), code=4, bits=16),
@@ -357,6 +358,8 @@ class PagedDecodeRules(unittest.TestCase):
     def test_wrong_shapes_are_refused(self) -> None:
         for args, message in ((self.args(group=4), "group is the query heads a key head"),
                               (self.args(bs=32), "the caches' blocks hold BS tokens"),
+                              # 50 blocks 50M elements apart: offsets past 2^31.
+                              (self.args(block_stride=50_000_000), "fewer than 2^31 elements"),
                               (self.args(tokens=100), "multiple of the block's step"),
                               (self.args(lse_cols=4), "Lpart is (B HQ) x splits")):
             with self.assertRaises(fly.FlyError) as cm:
@@ -489,6 +492,85 @@ class FlashAttnMfmaRules(unittest.TestCase):
             with self.assertRaises(fly.FlyError) as cm:
                 attention._flash_kind("sm_80", 0)
             self.assertIn("an AMD GPU runs the MFMA kernel", cm.exception.message)
+
+
+class PagedDecodeMfmaRules(unittest.TestCase):
+    """paged_decode_mfma's launch rule (kernels/attention/paged_decode_mfma.fly,
+    AMD's gfx942 and gfx950, arrays in ROCm memory): paged_decode's grid,
+    a block of 4 wavefronts, the shapes refused with their messages (also a
+    cache of no blocks, since a masked token reads block 0, and one of 2^31
+    elements or more: 32-bit offsets); and paged_attention_decode choosing
+    it, and its fp8 entry, where PyTorch is ROCm's."""
+
+    ROCM = (10, 0)   # kDLROCM
+
+    def kernel(self, kt="bf16"):
+        name = "paged_decode_mfma_fp8" if kt == "f8e4m3" else "paged_decode_mfma"
+        consts = {"T": "bf16", "KT": kt, "D": 128, "BS": 16, "WAVES": 4, "SPLIT": True}
+        return fly.kernels.kernel(name, consts, device=fly.NO_DEVICE, target="gfx942")
+
+    def args(self, b=3, hq=40, hk=2, nb=50, bs=16, maxb=9, splits=5, tokens=64, lse_cols=None,
+             group=None, fp8=False, block_stride=None):
+        d = 128
+        rocm = self.ROCM
+        strides = (block_stride, hk * d, d, 1) if block_stride else None
+        cache = DLPackArray((nb, bs, hk, d), code=10 if fp8 else 4, bits=8 if fp8 else 16,
+                            strides=strides, device=rocm)
+        return (DLPackArray((b, hq, d), code=4, bits=16, device=rocm), cache, cache,
+                DLPackArray((b, maxb), code=0, bits=32, device=rocm),
+                DLPackArray((b,), code=0, bits=32, device=rocm),
+                DLPackArray((b, hq, d), code=4, bits=16, device=rocm),
+                DLPackArray((b * hq * splits, d), code=2, bits=32, device=rocm),
+                DLPackArray((b * hq, lse_cols or splits), code=2, bits=32, device=rocm),
+                group or hq // hk, tokens, splits, 0.1, 1.0, 1.0)
+
+    def test_a_block_of_four_wavefronts_per_split_group_of_16_heads_and_sequence(self) -> None:
+        # 40 query heads over 2 key heads: groups of 20, two blocks of heads each.
+        cfg = self.kernel().launch_config(*self.args())
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((5, 4, 3), 256))
+        cfg = self.kernel("f8e4m3").launch_config(*self.args(fp8=True, hq=2, splits=1))
+        self.assertEqual((tuple(cfg.grid), cfg.block[0]), ((1, 2, 3), 256))
+
+    def test_wrong_shapes_are_refused(self) -> None:
+        for args, message in ((self.args(group=4), "group is the query heads a key head"),
+                              (self.args(bs=32), "the caches' blocks hold BS tokens"),
+                              (self.args(nb=0), "the caches hold at least one block"),
+                              (self.args(block_stride=50_000_000), "fewer than 2^31 elements"),
+                              (self.args(tokens=100), "multiple of the block's step"),
+                              (self.args(lse_cols=4), "Lpart is (B HQ) x splits")):
+            with self.assertRaises(fly.FlyError) as cm:
+                self.kernel().launch_config(*args)
+            self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
+            self.assertIn(message, cm.exception.message)
+
+    def test_rocm_pytorch_runs_the_mfma_kernel(self) -> None:
+        # The choice reads torch.version.hip: without PyTorch (CI installs
+        # none; the GPU machine has it) there is nothing to choose from.
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("PyTorch is not installed")
+        from unittest import mock
+
+        from fly.kernels import attention
+
+        registry = _registry.load(REGISTRY)
+
+        def shipped(name, consts):
+            e = registry[name]
+            return any(_registry.spec_name(e, s) == _registry.spec_name(e, consts)
+                       for s in _registry.aot_specs(e))
+
+        with mock.patch.object(torch.version, "hip", "6.2.0"):
+            for kt, want in (("bf16", "paged_decode_mfma"), ("f8e4m3", "paged_decode_mfma_fp8")):
+                name, consts = attention._decode_kernel("bf16", kt, 128, 16, True)
+                self.assertEqual(name, want)
+                self.assertEqual(consts["WAVES"] * 16, attention._DECODE_STEP)
+                self.assertTrue(shipped(name, consts), consts)
+        with mock.patch.object(torch.version, "hip", None):
+            name, consts = attention._decode_kernel("f16", "f16", 64, 32, False)
+            self.assertEqual(name, "paged_decode")
+            self.assertTrue(shipped(name, consts), consts)
 
 
 class BlockscaleRules(unittest.TestCase):

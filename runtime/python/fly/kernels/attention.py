@@ -413,7 +413,8 @@ def _decode_bad(what: str) -> FlyError:
     return FlyError(f"paged_attention_decode: {what}", Status.ARGUMENTS)
 
 
-# paged_decode's block: 4 warps, a step of 4 x 16 tokens.
+# paged_decode's block: 4 warps, a step of 4 x 16 tokens (paged_decode_mfma's
+# on AMD: 4 wavefronts, the same step).
 _DECODE_WARPS = 4
 _DECODE_STEP = 16 * _DECODE_WARPS
 # The fewest tokens a split takes when the context is cut for parallelism.
@@ -438,6 +439,22 @@ def _decode_splits(units: int, max_context: int, sms: int, splits: Optional[int]
     return -(-ctx // tokens), tokens
 
 
+def _decode_kernel(t: str, kt: str, d: int, bs: int, split: bool) -> tuple:
+    """(name, consts) of the kernel paged_attention_decode launches for q of
+    type t and caches of kt: paged_decode_mfma.fly on an AMD GPU (PyTorch
+    built for ROCm, as flash_attn chooses flash_attn_mfma), else
+    paged_decode.fly; each with its fp8 entry for float8_e4m3fn caches."""
+    import torch
+
+    fp8 = kt == "f8e4m3"
+    if getattr(torch.version, "hip", None):
+        consts = {"T": t, "KT": kt, "D": d, "BS": bs, "WAVES": _DECODE_WARPS, "SPLIT": split}
+        return ("paged_decode_mfma_fp8" if fp8 else "paged_decode_mfma"), consts
+    consts = {"T": t, "KT": kt, "D": d, "BS": bs, "WARPS": _DECODE_WARPS,
+              "STAGES": 4 if fp8 else 3, "SPLIT": split}
+    return ("paged_decode_fp8" if fp8 else "paged_decode"), consts
+
+
 @accepts_dlpack
 def paged_attention_decode(q: Any, k_cache: Any, v_cache: Any, block_tables: Any,
                            context_lens: Any, *, softmax_scale: Optional[float] = None,
@@ -445,7 +462,9 @@ def paged_attention_decode(q: Any, k_cache: Any, v_cache: Any, block_tables: Any
                            max_context: Optional[int] = None, splits: Optional[int] = None,
                            out: Optional[Any] = None) -> Any:
     """Attention of one query token per sequence against a paged KV cache
-    (kernels/attention/paged_decode.fly; NVIDIA sm_80 and later):
+    (kernels/attention/paged_decode.fly on NVIDIA GPUs from sm_80, fp8
+    caches from sm_90; paged_decode_mfma.fly on AMD's gfx942 and gfx950,
+    where PyTorch is ROCm's, with the same arguments and results):
 
         out[b, h] = sum_t softmax_t(scale q[b, h] . K[b, t]) V[b, t],  t < context_lens[b]
 
@@ -463,7 +482,8 @@ def paged_attention_decode(q: Any, k_cache: Any, v_cache: Any, block_tables: Any
                   tokens gets zeros
     softmax_scale the scale of the scores, 1 / sqrt(D) by default
     k_scale, v_scale  an 8-bit cache's scales: K = k_scale k_cache (1 for
-                  16-bit caches)
+                  16-bit caches); on gfx942 the NaN bytes of float8_e4m3fn
+                  read as +-480 (its fp8 instructions are FNUZ's)
     max_context   the longest context (context_lens.max(), read from the GPU,
                   when not given): it sizes the grid
     splits        the pieces each context is cut into (then combined by a
@@ -535,10 +555,7 @@ def paged_attention_decode(q: Any, k_cache: Any, v_cache: Any, block_tables: Any
     n, tokens = _decode_splits(units, max_context, sm_count(device), splits)
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(d)
     t = fly_type(q.dtype)
-    consts = {"T": t, "KT": fly_type(k_cache.dtype), "D": d, "BS": bs,
-              "WARPS": _DECODE_WARPS, "STAGES": 4 if k_cache.dtype == torch.float8_e4m3fn else 3,
-              "SPLIT": n > 1}
-    name = "paged_decode_fp8" if consts["KT"] == "f8e4m3" else "paged_decode"
+    name, consts = _decode_kernel(t, fly_type(k_cache.dtype), d, bs, n > 1)
     kern = kernel(name, consts, device)
     if n == 1:
         none = torch.empty((1, d), dtype=torch.float32, device=device)
