@@ -53,7 +53,8 @@ sys.path.insert(0, os.path.join(REPO, "tests", "cli", "compile"))
 from hot_loop import hot_loop  # noqa: E402
 
 TARGETS = ["sm_80", "sm_90", "gfx942", "gfx950"]
-BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i8": 1, "f8e4m3": 1, "f8e5m2": 1}
+BYTES = {"bf16": 2, "f16": 2, "f32": 4, "f64": 8, "i8": 1, "f8e4m3": 1, "f8e5m2": 1,
+         "f8e4m3fnuz": 1, "f8e5m2fnuz": 1}
 # A type as PTX's instruction suffixes name it ("{T}" in ptx_has).
 PTX_TYPES = {"f8e4m3": "e4m3", "f8e5m2": "e5m2"}
 WIDE_NV = re.compile(r"^\s*ld\.global(\.nc)?(\.L\d::\w+)*\.v4\.(b32|u32|f32|s32)|"

@@ -149,6 +149,18 @@ def main() -> int:
              "blockwise scales are for fp8")
     c.raises("a weight that is not a matrix",
              lambda: fk.preshuffle_b(rand((2, 3, 4), torch.bfloat16)), "matrix")
+    # gfx942's own fp8 (FNUZ) is AMD's: refused for an NVIDIA target and GPU
+    # (bytes viewed as it: the GPU has no kernels of the type to fill it).
+    fnuz = torch.float8_e4m3fnuz
+    c.raises("an FNUZ weight for NVIDIA",
+             lambda: fk.preshuffle_b(torch.zeros((20, 64), dtype=torch.uint8, device="cuda").view(fnuz), "sm_90"),
+             "for AMD, float8_e4m3fnuz too")
+    amd_bp = fk.preshuffle_b(torch.zeros((20, 64), dtype=torch.uint8, device="cuda").view(fnuz), "gfx942")
+    c.raises("FNUZ fp8 on an NVIDIA GPU",
+             lambda: fk.preshuffle_mm(torch.zeros((4, 64), dtype=torch.uint8, device="cuda").view(fnuz), amd_bp, 20,
+                                      scale_a=torch.ones(4, device="cuda"),
+                                      scale_b=torch.ones(20, device="cuda")),
+             "float8_e4m3fnuz is AMD gfx942's fp8")
     return c.finish()
 
 

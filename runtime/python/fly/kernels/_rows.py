@@ -20,7 +20,9 @@ def fly_type(dtype: Any) -> str:
         _FLY_TYPES.update({torch.bfloat16: "bf16", torch.float16: "f16",
                            torch.float32: "f32", torch.float64: "f64",
                            torch.int8: "i8", torch.int32: "i32", torch.int64: "i64",
-                           torch.float8_e4m3fn: "f8e4m3", torch.float8_e5m2: "f8e5m2"})
+                           torch.float8_e4m3fn: "f8e4m3", torch.float8_e5m2: "f8e5m2",
+                           torch.float8_e4m3fnuz: "f8e4m3fnuz",
+                           torch.float8_e5m2fnuz: "f8e5m2fnuz"})
     try:
         return _FLY_TYPES[dtype]
     except KeyError:

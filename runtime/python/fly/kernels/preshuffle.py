@@ -18,7 +18,8 @@ of shape (ceil(N / 16), ceil(K / KA), V * lanes), contiguous, where
 * AMD (64 lanes): a lane's V = 16 bytes of one row, V = 8 for 16-bit types
   and 16 for fp8, KA = 4 V: n = l % 16, k = V (l // 16) + v (MFMA
   16x16x32's operand for 16-bit types; the kernel feeds a lane's values to
-  its MFMAs in order).
+  its MFMAs in order). float8_e4m3fnuz, gfx942's own fp8 (its MFMA reads
+  it), is laid out as float8_e4m3fn.
 """
 from __future__ import annotations
 
@@ -69,17 +70,21 @@ def preshuffle_shape(vendor: str, elem_bytes: int = 2) -> tuple:
 
 
 def preshuffle_b(b: Any, target: Optional[str] = None) -> Any:
-    """b (N, K) of bfloat16, float16 or float8_e4m3fn on the GPU, preshuffled
-    for the target's matrix units (see the module's text); a new tensor."""
+    """b (N, K) of bfloat16, float16 or float8_e4m3fn on the GPU (or, for
+    AMD, float8_e4m3fnuz), preshuffled for the target's matrix units (see
+    the module's text); a new tensor."""
     import torch
 
     if b.dim() != 2:
         raise FlyError(f"preshuffle_b: b is a matrix (N, K), not of shape {tuple(b.shape)}",
                        Status.ARGUMENTS)
-    if b.dtype not in (torch.bfloat16, torch.float16, torch.float8_e4m3fn):
-        raise FlyError(f"preshuffle_b: b holds bfloat16, float16 or float8_e4m3fn, not "
-                       f"{b.dtype}", Status.ARGUMENTS)
-    ka, lanes, order = preshuffle_shape(_vendor(target), b.element_size())
+    vendor = _vendor(target)
+    types = (torch.bfloat16, torch.float16, torch.float8_e4m3fn) + \
+        ((torch.float8_e4m3fnuz,) if vendor == "amd" else ())
+    if b.dtype not in types:
+        raise FlyError(f"preshuffle_b: b holds bfloat16, float16 or float8_e4m3fn (for AMD, "
+                       f"float8_e4m3fnuz too), not {b.dtype}", Status.ARGUMENTS)
+    ka, lanes, order = preshuffle_shape(vendor, b.element_size())
     n, k = b.shape
     nb, kb = -(-n // 16), -(-k // ka)
     # Bytes, so that index_select works for fp8 too.
@@ -98,7 +103,9 @@ def preshuffle_mm(a: Any, bp: Any, n: Optional[int] = None, *, scale_a: Optional
                   out: Optional[Any] = None, out_dtype: Optional[Any] = None) -> Any:
     """a @ b.T for a (M, K) and a weight b (N, K) preshuffled by
     preshuffle_b(b) for this GPU's target: bfloat16, float16, or
-    float8_e4m3fn with per-token and per-channel scales,
+    float8_e4m3fn with per-token and per-channel scales (on AMD's gfx942,
+    float8_e4m3fnuz too: its fp8 MFMA's own format, multiplied as it is,
+    where float8_e4m3fn is converted to bfloat16 first),
 
         out[i, j] = scale_a[i] * scale_b[j] * sum_k a[i, k] * b[j, k]
 
@@ -116,12 +123,17 @@ def preshuffle_mm(a: Any, bp: Any, n: Optional[int] = None, *, scale_a: Optional
     import torch
 
     check_device(a, bp)
-    fp8 = a.dtype == torch.float8_e4m3fn
+    fnuz = a.dtype == torch.float8_e4m3fnuz
+    fp8 = a.dtype == torch.float8_e4m3fn or fnuz
     if a.dim() != 2 or bp.dim() != 3 or a.dtype != bp.dtype or \
-            a.dtype not in (torch.bfloat16, torch.float16, torch.float8_e4m3fn):
+            a.dtype not in (torch.bfloat16, torch.float16, torch.float8_e4m3fn,
+                            torch.float8_e4m3fnuz):
         raise FlyError(f"preshuffle_mm: a (M, K) and bp (preshuffle_b's) of one type, bfloat16, "
-                       f"float16 or float8_e4m3fn, not {tuple(a.shape)} of {a.dtype} and "
-                       f"{tuple(bp.shape)} of {bp.dtype}", Status.ARGUMENTS)
+                       f"float16, float8_e4m3fn or float8_e4m3fnuz, not {tuple(a.shape)} of "
+                       f"{a.dtype} and {tuple(bp.shape)} of {bp.dtype}", Status.ARGUMENTS)
+    if fnuz and _vendor(None) != "amd":
+        raise FlyError("preshuffle_mm: float8_e4m3fnuz is AMD gfx942's fp8 (its MFMA reads it); "
+                       "this GPU's fp8 is float8_e4m3fn", Status.ARGUMENTS)
     if (scale_a is None) != (scale_b is None) or (fp8 and scale_a is None):
         raise FlyError("preshuffle_mm: scale_a and scale_b come together (fp8 takes them)",
                        Status.ARGUMENTS)
@@ -171,5 +183,6 @@ def preshuffle_mm(a: Any, bp: Any, n: Optional[int] = None, *, scale_a: Optional
                            f"not {sa.shape[0]} and {sb.shape[0]}", Status.ARGUMENTS)
     consts = {"T": fly_type(a.dtype), "TD": fly_type(od), "SCALED": scale_a is not None,
               "BLOCK": blockwise, **tile}
-    kernel("preshuffle_mm_fp8" if fp8 else "preshuffle_mm", consts, a.device)(A, bp, out, sa, sb)
+    name = "preshuffle_mm_fp8_fnuz" if fnuz else "preshuffle_mm_fp8" if fp8 else "preshuffle_mm"
+    kernel(name, consts, a.device)(A, bp, out, sa, sb)
     return out
