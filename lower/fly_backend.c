@@ -15,6 +15,7 @@
 
 #include "fly_bundle_write.h"
 #include "fly_kernel_info.h"
+#include "fly_kernel_spans.h"
 #include "fly_pipeline.h"
 #include "fly_ptxas.h"
 #include "fly_trace.h"
@@ -152,25 +153,6 @@ static char *write_lowered(Job *j, MlirModule module, size_t *len) {
   return cubin;
 }
 
-/* The most bytes the tensor of each parameter may span (fly.arg_span, a
-   number a pointer argument, from fly_lower_buffer.c: AMD's buffer
-   accesses), as its `max_span`. */
-static void read_spans(MlirOperation op, FlyKernelInfo *k) {
-  MlirAttribute a =
-      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.arg_span"));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsADenseI64Array(a))
-    return;
-  intptr_t n = mlirDenseArrayGetNumElements(a);
-  for (int i = 0; i < k->nparams; i++) {
-    FlyParamInfo *p = &k->params[i];
-    if (p->kind != FLY_PARAM_TENSOR || (intptr_t)p->first_arg >= n)
-      continue;
-    int64_t span = mlirDenseI64ArrayGetElement(a, (intptr_t)p->first_arg);
-    if (span > 0 && span <= UINT32_MAX && (p->max_span == 0 || (uint32_t)span < p->max_span))
-      p->max_span = (uint32_t)span;
-  }
-}
-
 /* What the passes recorded on a kernel function, copied to its record:
    the bytes each argument must be a multiple of (fly.arg_align, from
    fly_lower_align.c), a pointer's as its parameter's `align` and its
@@ -178,7 +160,7 @@ static void read_spans(MlirOperation op, FlyKernelInfo *k) {
    span (read_spans); and the bytes of its shared tiles
    (fly.static_shared, NVIDIA). */
 static void read_kernel(MlirOperation op, FlyKernelInfo *k) {
-  read_spans(op, k);
+  fly_kernel_spans(op, k);
   MlirAttribute a =
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.arg_align"));
   MlirAttribute ss =

@@ -15,9 +15,9 @@
  * Offsets are 32-bit and a masked one is 2^31: the extent is capped at
  * 2^31 bytes, so a tensor read through buffers may span at most 2 GiB
  * (docs/language.md). The function records that of the argument,
- * `fly.arg_span` (the most bytes each argument's tensor may span, 0 for
- * any), which becomes the parameter's max_span in the bundle, and the
- * runtime refuses a larger tensor. */
+ * `fly.arg_span` (the most elements each argument's tensor may span, 0
+ * for any), which becomes the parameter's max_span in the bundle
+ * (fly_backend.c), and the runtime refuses a larger tensor. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,9 +106,9 @@ static int64_t flag_word(const FlyTarget *t) {
 }
 
 /* Records on the kernel function that the tensor of its argument `arg`
-   may span at most `bytes` bytes (fly.arg_span: one number an argument,
-   0 for no limit). */
-static void limit_span(FlyBuild *b, MlirValue arg, int64_t bytes) {
+   may span at most `elems` elements (fly.arg_span: one number an
+   argument, 0 for no limit). */
+static void limit_span(FlyBuild *b, MlirValue arg, int64_t elems) {
   MlirOperation fn = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(arg));
   MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
   intptr_t n = mlirBlockGetNumArguments(entry), at = mlirBlockArgumentGetArgNumber(arg);
@@ -123,8 +123,8 @@ static void limit_span(FlyBuild *b, MlirValue arg, int64_t bytes) {
       mlirDenseArrayGetNumElements(old) == n)
     for (intptr_t i = 0; i < n; i++)
       span[i] = mlirDenseI64ArrayGetElement(old, i);
-  if (span[at] == 0 || span[at] > bytes)
-    span[at] = bytes;
+  if (span[at] == 0 || span[at] > elems)
+    span[at] = elems;
   mlirOperationSetAttributeByName(fn, name, mlirDenseI64ArrayGet(b->m->ctx, n, span));
   free(span);
 }
@@ -143,7 +143,7 @@ bool fly_lower_buffer_rsrc(FlyBuild *b, const struct FlyAtom *atom, MlirValue pt
   FlyMemDesc d;
   if (!fly_memdesc_of(b, mlirOperationGetResult(param, 0), &d))
     return false;
-  limit_span(b, arg, MASKED_OFFSET);
+  limit_span(b, arg, MASKED_OFFSET / fly_lower_type_bytes(d.type.elem));
   /* At the argument's fly.make_memref: the kernel's entry, where its
      leaves are defined, so that one resource serves the whole kernel. */
   FlyBuild at = *b;

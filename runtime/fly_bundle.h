@@ -188,6 +188,13 @@ enum {
   FLY_DTYPE_COUNT
 };
 
+/* The bytes of an element of type t (0 for NONE, OTHER and numbers past
+   the table). */
+static inline uint32_t fly_dtype_size(uint32_t t) {
+  static const unsigned char size[FLY_DTYPE_COUNT] = {0, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 0, 1, 1};
+  return t < FLY_DTYPE_COUNT ? size[t] : 0;
+}
+
 typedef struct FlyBundleParam {
   uint32_t name;         /* string */
   uint32_t kind;         /* FLY_PARAM_* */

@@ -11,15 +11,12 @@
 static const char *const dtype_names[] = {"none",   "i1",     "i8",    "i16",        "i32",
                                           "i64",    "f16",    "bf16",  "f32",        "f64",
                                           "f8e4m3", "f8e5m2", "other", "f8e4m3fnuz", "f8e5m2fnuz"};
-static const size_t dtype_sizes[] = {0, 1, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1, 0, 1, 1};
 
 const char *flyrtDtypeName(FlyrtDtype t) {
   return (unsigned)t < sizeof dtype_names / sizeof *dtype_names ? dtype_names[t] : "unknown";
 }
 
-size_t flyrtDtypeSize(FlyrtDtype t) {
-  return (unsigned)t < sizeof dtype_sizes / sizeof *dtype_sizes ? dtype_sizes[t] : 0;
-}
+size_t flyrtDtypeSize(FlyrtDtype t) { return fly_dtype_size((uint32_t)t); }
 
 FlyrtArg flyrtTensor1D(void *data, FlyrtDtype dtype, int64_t n) {
   FlyrtArg a = {.kind = FLYRT_ARG_TENSOR};
@@ -96,9 +93,9 @@ static FlyrtStatus leaves(const Kernel *k, const Param *p, const char *which, co
   return FLYRT_SUCCESS;
 }
 
-/* The bytes from t's lowest element to the end of its highest (0 when a
-   mode is empty), saturating at UINT64_MAX. */
-static uint64_t span_bytes(const FlyrtTensor *t, size_t elem) {
+/* The elements from t's lowest to its highest, both counted (0 when a mode
+   is empty), saturating at UINT64_MAX. */
+static uint64_t span_elements(const FlyrtTensor *t) {
   uint64_t elements = 1; /* highest offset - lowest + 1 */
   for (int i = 0; i < t->rank; i++) {
     if (t->shape[i] == 0)
@@ -109,7 +106,7 @@ static uint64_t span_bytes(const FlyrtTensor *t, size_t elem) {
       return UINT64_MAX;
     elements += s * d;
   }
-  return elements > UINT64_MAX / (elem ? elem : 1) ? UINT64_MAX : elements * (elem ? elem : 1);
+  return elements;
 }
 
 static FlyrtStatus tensor(const Kernel *k, const Param *p, const FlyrtTensor *t, uint64_t *slots,
@@ -152,18 +149,19 @@ static FlyrtStatus tensor(const Kernel *k, const Param *p, const FlyrtTensor *t,
   for (int i = 0; i < t->rank; i++)
     if (t->shape[i] < 0)
       return bad(k, p, "negative extent in shape %s%s", dims(t->shape, t->rank, a, sizeof a), "");
-  if (p->info.max_span && span_bytes(t, natural) > p->info.max_span)
-    return bad(k, p,
-               "the kernel reaches it through AMD buffer accesses, whose 32-bit offsets cover "
-               "%s bytes, and the tensor spans more (shape %s)",
-               (snprintf(a, sizeof a, "%u", p->info.max_span), a),
-               dims(t->shape, t->rank, b, sizeof b));
   uintptr_t ptr = (uintptr_t)t->data;
   memcpy(&slots[p->first_arg], &ptr, sizeof ptr);
   uint64_t *slot = &slots[p->first_arg + 1];
   FlyrtStatus s = leaves(k, p, "shape", p->info.shape, t->shape, t->rank, &slot, shape);
   if (!s)
     s = leaves(k, p, "stride", p->info.stride, t->stride, t->rank, &slot, stride);
+  /* After the leaves, whose own limit says more where one is too large. */
+  if (!s && p->info.max_span && span_elements(t) > p->info.max_span)
+    return bad(k, p,
+               "the kernel's offsets into it are 32-bit and reach %s elements, and the tensor "
+               "spans more (shape %s)",
+               (snprintf(a, sizeof a, "%u", p->info.max_span), a),
+               dims(t->shape, t->rank, b, sizeof b));
   return s;
 }
 

@@ -113,7 +113,7 @@ static void put_param(const FlyBundle *b, const FlyBundleParam *p) {
     if (p->stride_align)
       printf("; strides multiples of %u bytes", p->stride_align);
     if (p->max_span)
-      printf("; spans at most %u bytes", p->max_span);
+      printf("; spans at most %u elements", p->max_span);
     puts(")");
   }
 }

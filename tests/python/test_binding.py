@@ -218,8 +218,9 @@ class TestSignature(FlyTestCase):
         a = k.params[0]
         self.assertEqual((a.dtype, a.type, a.layout, a.rank), ("f32", "f32", "(?,):(1,)", 1))
         # Its 128-bit accesses need 16-byte aligned pointers.
+        # Its offsets are 32-bit: it spans at most 2^31 elements.
         self.assertEqual((a.shape, a.stride, a.align, a.stride_align, a.max_span),
-                         ((None,), (1,), 16, 0, 0))
+                         ((None,), (1,), 16, 0, 2**31))
         self.assertIsNone(a.value)
         self.assertEqual(k.params[3].value, 256)
         self.assertEqual(k.consts, {"BLOCK": 256, "VEC": 4})

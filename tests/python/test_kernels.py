@@ -209,7 +209,11 @@ class Launches(unittest.TestCase):
         big = matrix(65537, 32768)
         with self.assertRaises(fly.FlyError) as cm:
             k.launch_config(big, big)
-        self.assertIn("fewer than 2^31 elements", cm.exception.message)
+        # The runtime's check of the kernel's 32-bit offsets (the bundle's
+        # max_span), before the launch block's own.
+        self.assertEqual(cm.exception.status, fly.Status.ARGUMENTS)
+        self.assertIn("argument 'X': the kernel's offsets into it are 32-bit and reach "
+                      "2147483648 elements", cm.exception.message)
 
     def test_weights_are_checked_when_given(self) -> None:
         k = self.kernel("rms_norm", 4, 64)
@@ -358,14 +362,21 @@ class PagedDecodeRules(unittest.TestCase):
     def test_wrong_shapes_are_refused(self) -> None:
         for args, message in ((self.args(group=4), "group is the query heads a key head"),
                               (self.args(bs=32), "the caches' blocks hold BS tokens"),
-                              # 50 blocks 50M elements apart: offsets past 2^31.
-                              (self.args(block_stride=50_000_000), "fewer than 2^31 elements"),
                               (self.args(tokens=100), "multiple of the block's step"),
                               (self.args(lse_cols=4), "Lpart is (B HQ) x splits")):
             with self.assertRaises(fly.FlyError) as cm:
                 self.k.launch_config(*args)
             self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
             self.assertIn(message, cm.exception.message)
+
+    def test_caches_past_32_bit_offsets_are_refused(self) -> None:
+        # 50 blocks 50M elements apart: offsets past 2^31 (the runtime's
+        # check of the bundle's max_span, before the launch block's).
+        with self.assertRaises(fly.FlyError) as cm:
+            self.k.launch_config(*self.args(block_stride=50_000_000))
+        self.assertEqual(cm.exception.status, fly.Status.ARGUMENTS)
+        self.assertIn("argument 'K_cache': the kernel's offsets into it are 32-bit",
+                      cm.exception.message)
 
     def test_the_wrapper_fills_the_machine_once(self) -> None:
         from fly.kernels.attention import _decode_splits
@@ -535,13 +546,17 @@ class PagedDecodeMfmaRules(unittest.TestCase):
         for args, message in ((self.args(group=4), "group is the query heads a key head"),
                               (self.args(bs=32), "the caches' blocks hold BS tokens"),
                               (self.args(nb=0), "the caches hold at least one block"),
-                              (self.args(block_stride=50_000_000), "fewer than 2^31 elements"),
                               (self.args(tokens=100), "multiple of the block's step"),
                               (self.args(lse_cols=4), "Lpart is (B HQ) x splits")):
             with self.assertRaises(fly.FlyError) as cm:
                 self.kernel().launch_config(*args)
             self.assertEqual(cm.exception.status, fly.Status.LAUNCH_REFUSED)
             self.assertIn(message, cm.exception.message)
+        with self.assertRaises(fly.FlyError) as cm:  # 32-bit offsets: max_span
+            self.kernel().launch_config(*self.args(block_stride=50_000_000))
+        self.assertEqual(cm.exception.status, fly.Status.ARGUMENTS)
+        self.assertIn("argument 'K_cache': the kernel's offsets into it are 32-bit",
+                      cm.exception.message)
 
     def test_rocm_pytorch_runs_the_mfma_kernel(self) -> None:
         # The choice reads torch.version.hip: without PyTorch (CI installs
@@ -661,7 +676,11 @@ class BlockscaleRules(unittest.TestCase):
         self.refused(self.args(sa=self.f32(1000, 2)), "SA is M x ceil(K / 128)")
         self.refused(self.args(sa=self.f32(999, 3)), "SA is M x ceil(K / 128)")
         self.refused(self.args(sb=self.f32(3, 5)), "SB is ceil(N / 128) x ceil(K / 128)")
-        self.refused(self.args(sa=self.f32(1000, 3, (3000000, 1))), "fewer than 2^31 elements")
+        with self.assertRaises(fly.FlyError) as cm:  # the runtime's check (max_span)
+            self.k.launch_config(*self.args(sa=self.f32(1000, 3, (3000000, 1))))
+        self.assertEqual(cm.exception.status, fly.Status.ARGUMENTS)
+        self.assertIn("argument 'SA': the kernel's offsets into it are 32-bit",
+                      cm.exception.message)
 
     def test_other_preconditions(self) -> None:
         self.refused(self.args(k=0), "K is at least 1")

@@ -300,9 +300,9 @@ static void layout_text(void **state) {
 static char *fake(uintptr_t p) { return (char *)p; }
 
 /* A tensor read through AMD's buffer accesses spans at most 2^31 bytes
-   (their offsets are 32-bit): the compiler records it (max_span), and a
-   larger tensor is refused, whatever its strides' signs; one of no
-   elements spans nothing. */
+   (their offsets are 32-bit): the compiler records it (max_span, in
+   elements: 2^30 of bf16), and a larger tensor is refused, whatever its
+   strides' signs; one of no elements spans nothing. */
 static void buffer_span_is_checked(void **state) {
   (void)state;
   static const char *const gfx942[] = {"--target=gfx942", NULL};
@@ -311,7 +311,7 @@ static void buffer_span_is_checked(void **state) {
   FlyrtKernel k = kernel_of(m, "buffer_rows", NULL);
   FlyrtParamInfo info;
   assert_int_equal(flyrtKernelParam(k, 0, &info), FLYRT_SUCCESS);
-  assert_int_equal(info.max_span, 2147483648u);
+  assert_int_equal(info.max_span, 1u << 30);
   /* 32768 rows of 32768 bf16: exactly 2 GiB. */
   int64_t rows = 32768, cols = 32768;
   FlyrtArg args[2] = {flyrtTensor2D(fake(0x10000), FLYRT_BF16, rows, cols, cols),
@@ -321,12 +321,11 @@ static void buffer_span_is_checked(void **state) {
     fail_msg("%s", flyrtLastError());
   args[1].u.tensor.stride[0] = cols + 8; /* padded rows: past 2 GiB */
   assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
-               "buffer_rows: argument 'B': the kernel reaches it through AMD buffer accesses, "
-               "whose 32-bit offsets cover 2147483648 bytes, and the tensor spans more (shape "
-               "32768x32768)");
+               "buffer_rows: argument 'B': the kernel's offsets into it are 32-bit and reach "
+               "1073741824 elements, and the tensor spans more (shape 32768x32768)");
   args[1].u.tensor.stride[0] = -(cols + 8); /* rows upward in memory: the same span */
   assert_error(flyrtKernelLaunchConfigFor(k, args, 2, &c), FLYRT_ERROR_ARGUMENTS,
-               "argument 'B': the kernel reaches it through AMD buffer accesses");
+               "argument 'B': the kernel's offsets into it are 32-bit");
   args[0].u.tensor.shape[0] = 0;
   args[1] = args[0];
   args[1].u.tensor.data = fake(0x20000);
@@ -401,6 +400,12 @@ static void argument_checks(void **state) {
   args[0].u.tensor.stride[0] = K + 8; /* a padded row: allowed */
   if (flyrtKernelLaunchConfigFor(k, args, 3, &c) != FLYRT_SUCCESS)
     fail_msg("%s", flyrtLastError());
+  /* Rows 2^24 elements apart: 256 of them span past the 2^31 elements the
+     kernel's 32-bit offsets reach (its bundle says so: max_span). */
+  args[0].u.tensor.stride[0] = INT64_C(1) << 24;
+  assert_error(flyrtKernelLaunchConfigFor(k, args, 3, &c), FLYRT_ERROR_ARGUMENTS,
+               "gemm_tile: argument 'A': the kernel's offsets into it are 32-bit and reach "
+               "2147483648 elements, and the tensor spans more (shape 256x512)");
   args[0].u.tensor.stride[0] = K;
   FlyrtParamInfo info;
   assert_int_equal(flyrtKernelParam(k, 0, &info), FLYRT_SUCCESS);
