@@ -2,6 +2,7 @@
  * table, fly_atom.h), tiled copies and MMAs, a thread's slice of them, the
  * partitions of tensors among threads, copy and gemm. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fly_atom.h"
@@ -231,10 +232,19 @@ const FlyVal *fly_builtin_mma_atom_for(FlyInterp *I, const FlyArgs *a) {
   const FlyType *ta, *tb, *acc;
   if (!mma_types(I, a, 2, &ta, &tb, &acc))
     return NULL;
+  /* max_k: a kernel whose operands hold a lane's values for so deep an
+     instruction and no deeper (gemm_preshuffle's 16 bytes a lane). */
+  const FlyNode *k_at;
+  const FlyVal *kv = fly_arg_named(a, "max_k", &k_at);
+  if (kv && kv->kind != FLY_V_INT)
+    return fly_err(I, k_at, "max_k is a positive integer, not %s", fly_val_describe(&I->A, kv));
+  if (kv && kv->i < 1)
+    return fly_err(I, k_at, "max_k is a positive integer, not %" PRId64, kv->i);
+  int64_t max_k = kv ? kv->i : INT64_MAX;
   const FlyAtom *best = NULL;
   for (int i = 0; fly_atom_at(i); i++) {
     const FlyAtom *atom = fly_atom_at(i);
-    if (atom->kind != FLY_ATOM_MMA || atom->m != m || atom->n != n ||
+    if (atom->kind != FLY_ATOM_MMA || atom->m != m || atom->n != n || atom->k > max_k ||
         !fly_atom_available(atom, I->target) || !multiplies(atom, ta, tb, acc))
       continue;
     if (!best || atom->k > best->k)
@@ -257,12 +267,15 @@ const FlyVal *fly_builtin_mma_atom_for(FlyInterp *I, const FlyArgs *a) {
   const char *atoms = fly_sb_finish(&sb);
   const char *t = fly_type_str(&I->A, ta), *u = fly_type_str(&I->A, tb);
   bool same = fly_type_equal(ta, tb);
+  char deep[48] = "";
+  if (kv)
+    snprintf(deep, sizeof deep, " and at most %" PRId64 " deep", kv->i);
   if (atoms && *atoms)
     return fly_err(I, a->call,
                    "%s has no MMA instruction of a %" PRId64 " x %" PRId64
-                   " tile that multiplies %s%s%s into %s; those of other tiles are %s",
-                   I->target->arch, m, n, t, same ? "" : " by ", same ? "" : u,
-                   fly_type_str(&I->A, acc), atoms);
+                   " tile%s that multiplies %s%s%s into %s; those of other tiles%s are %s",
+                   I->target->arch, m, n, deep, t, same ? "" : " by ", same ? "" : u,
+                   fly_type_str(&I->A, acc), kv ? " or depths" : "", atoms);
   return fly_err(I, a->call,
                  "%s has no MMA instruction that multiplies %s%s%s into %s, of any tile",
                  I->target->arch, t, same ? "" : " by ", same ? "" : u, fly_type_str(&I->A, acc));

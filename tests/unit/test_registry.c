@@ -106,7 +106,7 @@ static void mfma_operands_are_cdna_layouts(void **state) {
     assert_string_equal(a->tv[2], (a->m == 16 ? c16 : c32)->tv[2]);
     checked++;
   }
-  assert_int_equal(checked, 12);
+  assert_int_equal(checked, 14);
   fly_algebra_release(&A);
 }
 
