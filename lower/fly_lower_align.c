@@ -78,19 +78,13 @@ static bool is_pointer(MlirType t) {
 static void require_arg(FlyBuild *b, MlirOperation fn, intptr_t arg, int64_t bytes) {
   MlirContext ctx = mlirOperationGetContext(fn);
   MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
-  intptr_t n = mlirBlockGetNumArguments(entry);
-  MlirStringRef name = mlirStringRefCreateFromCString("fly.arg_align");
-  MlirAttribute old = mlirOperationGetAttributeByName(fn, name);
-  int64_t *req = calloc((size_t)(n ? n : 1), sizeof *req);
+  intptr_t n;
+  int64_t *req = fly_lower_arg_numbers(b, fn, "fly.arg_align", &n);
   if (!req)
-    return fly_build_error(b, "out of memory");
-  if (!mlirAttributeIsNull(old) && mlirAttributeIsADenseI64Array(old) &&
-      mlirDenseArrayGetNumElements(old) == n)
-    for (intptr_t i = 0; i < n; i++)
-      req[i] = mlirDenseI64ArrayGetElement(old, i);
+    return;
   if (req[arg] < bytes)
     req[arg] = bytes;
-  mlirOperationSetAttributeByName(fn, name, mlirDenseI64ArrayGet(ctx, n, req));
+  fly_lower_set_arg_numbers(fn, "fly.arg_align", n, req);
   /* llvm.align on the pointers, for LLVM and PTX's .align. */
   MlirAttribute *dicts = calloc((size_t)(n ? n : 1), sizeof *dicts);
   if (!dicts) {

@@ -111,21 +111,17 @@ static int64_t flag_word(const FlyTarget *t) {
 static void limit_span(FlyBuild *b, MlirValue arg, int64_t elems) {
   MlirOperation fn = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(arg));
   MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
-  intptr_t n = mlirBlockGetNumArguments(entry), at = mlirBlockArgumentGetArgNumber(arg);
-  if (!mlirBlockEqual(entry, mlirBlockArgumentGetOwner(arg)) || at >= n)
+  intptr_t n, at = mlirBlockArgumentGetArgNumber(arg);
+  if (!mlirBlockEqual(entry, mlirBlockArgumentGetOwner(arg)))
     return;
-  MlirStringRef name = mlirStringRefCreateFromCString("fly.arg_span");
-  MlirAttribute old = mlirOperationGetAttributeByName(fn, name);
-  int64_t *span = calloc((size_t)n, sizeof *span);
-  if (!span)
-    return fly_build_error(b, "out of memory");
-  if (!mlirAttributeIsNull(old) && mlirAttributeIsADenseI64Array(old) &&
-      mlirDenseArrayGetNumElements(old) == n)
-    for (intptr_t i = 0; i < n; i++)
-      span[i] = mlirDenseI64ArrayGetElement(old, i);
+  int64_t *span = fly_lower_arg_numbers(b, fn, "fly.arg_span", &n);
+  if (!span || at >= n) {
+    free(span);
+    return;
+  }
   if (span[at] == 0 || span[at] > elems)
     span[at] = elems;
-  mlirOperationSetAttributeByName(fn, name, mlirDenseI64ArrayGet(b->m->ctx, n, span));
+  fly_lower_set_arg_numbers(fn, "fly.arg_span", n, span);
   free(span);
 }
 

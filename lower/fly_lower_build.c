@@ -304,6 +304,27 @@ bool fly_lower_is(MlirOperation op, const char *name) {
   return n.length == strlen(name) && memcmp(n.data, name, n.length) == 0;
 }
 
+int64_t *fly_lower_arg_numbers(FlyBuild *b, MlirOperation fn, const char *name, intptr_t *n) {
+  *n = mlirBlockGetNumArguments(mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0)));
+  MlirAttribute old = mlirOperationGetAttributeByName(fn, mlirStringRefCreateFromCString(name));
+  int64_t *v = calloc((size_t)(*n ? *n : 1), sizeof *v);
+  if (!v) {
+    fly_build_error(b, "out of memory");
+    return NULL;
+  }
+  if (!mlirAttributeIsNull(old) && mlirAttributeIsADenseI64Array(old) &&
+      mlirDenseArrayGetNumElements(old) == *n)
+    for (intptr_t i = 0; i < *n; i++)
+      v[i] = mlirDenseI64ArrayGetElement(old, i);
+  return v;
+}
+
+void fly_lower_set_arg_numbers(MlirOperation fn, const char *name, intptr_t n,
+                               const int64_t *numbers) {
+  mlirOperationSetAttributeByName(fn, mlirStringRefCreateFromCString(name),
+                                  mlirDenseI64ArrayGet(mlirOperationGetContext(fn), n, numbers));
+}
+
 static MlirWalkResult collect_one(MlirOperation op, void *user) {
   FlyOpList *l = user;
   if (!l->want(op))

@@ -139,6 +139,14 @@ int fly_lower_addr_space(const char *space, int priv);
 char *fly_lower_str_attr(MlirOperation op, const char *name);
 /* Whether the operation's name is `name`. */
 bool fly_lower_is(MlirOperation op, const char *name);
+/* The numbers a function records one an argument in its attribute `name`
+   (a dense i64 array: fly.arg_align, fly.arg_span), malloc'd, n of them
+   (the entry block's arguments); zeros where it has none yet. NULL when
+   out of memory (the error is made). Set them back with
+   fly_lower_set_arg_numbers. */
+int64_t *fly_lower_arg_numbers(FlyBuild *b, MlirOperation fn, const char *name, intptr_t *n);
+void fly_lower_set_arg_numbers(MlirOperation fn, const char *name, intptr_t n,
+                               const int64_t *numbers);
 
 /* The operations under root that `want` picks, in program order (pre-order
    walk), collected before a pass rewrites them. ops NULL after running out
