@@ -14,13 +14,16 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Dialect/LLVM.h"
 
-/* Lowers the limit of the parameter whose pointer is argument `arg` to
-   `elems` elements (its `max_span`; 0 none yet). */
-static void limit_param(FlyKernelInfo *k, intptr_t arg, int64_t elems) {
+/* Lowers the limit of the tensor parameter whose pointer is argument
+   `arg` (every one: -1) to `bytes`, as its `max_span` in its elements (0:
+   none yet). */
+static void limit_param(FlyKernelInfo *k, intptr_t arg, int64_t bytes) {
   for (int i = 0; i < k->nparams; i++) {
     FlyParamInfo *p = &k->params[i];
-    if (p->kind != FLY_PARAM_TENSOR || (intptr_t)p->first_arg != arg || elems <= 0)
+    if (p->kind != FLY_PARAM_TENSOR || (arg >= 0 && (intptr_t)p->first_arg != arg) || bytes <= 0)
       continue;
+    uint32_t size = fly_dtype_size(p->dtype);
+    int64_t elems = bytes / (size ? size : 1);
     uint32_t e = elems > UINT32_MAX ? UINT32_MAX : (uint32_t)elems;
     if (p->max_span == 0 || e < p->max_span)
       p->max_span = e;
@@ -56,7 +59,6 @@ static int64_t elem_bytes(MlirType t) {
 typedef struct SpanWalk {
   FlyKernelInfo *k;
   MlirBlock entry;
-  int64_t unknown_step; /* the least GEP step of global pointers not traced (0: none) */
 } SpanWalk;
 
 /* A GEP into an argument's tensor with a 32-bit index: the index, in its
@@ -78,21 +80,12 @@ static MlirWalkResult gep_limits(MlirOperation op, void *ctx) {
   MlirAttribute et =
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("elem_type"));
   int64_t step = mlirAttributeIsNull(et) ? 1 : elem_bytes(mlirTypeAttrGetValue(et));
-  if (arg < 0) {
-    /* Not traced to an argument (through a phi, say): any global pointer
-       may be one, so every tensor gets the limit. Shared memory's are
-       the kernel's own. */
-    unsigned space = mlirLLVMPointerTypeGetAddressSpace(mlirValueGetType(base));
-    if (space == 0 || space == 1)
-      w->unknown_step = w->unknown_step && w->unknown_step < step ? w->unknown_step : step;
-    return MlirWalkResultAdvance;
-  }
-  for (int i = 0; i < w->k->nparams; i++) {
-    FlyParamInfo *p = &w->k->params[i];
-    uint32_t size = fly_dtype_size(p->dtype);
-    if (p->kind == FLY_PARAM_TENSOR && (intptr_t)p->first_arg == arg)
-      limit_param(w->k, arg, (INT64_C(1) << 31) * step / (size ? size : 1));
-  }
+  /* Not traced to an argument (through a phi, say): any global pointer
+     may be one, so every tensor gets the limit. Shared memory's are the
+     kernel's own. */
+  unsigned space = mlirLLVMPointerTypeGetAddressSpace(mlirValueGetType(base));
+  if (arg >= 0 || space == 0 || space == 1)
+    limit_param(w->k, arg, (INT64_C(1) << 31) * step);
   return MlirWalkResultAdvance;
 }
 
@@ -105,13 +98,8 @@ void fly_kernel_spans(MlirOperation op, FlyKernelInfo *k) {
                         ? mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0))
                         : (MlirBlock){NULL};
   if (!mlirBlockIsNull(entry)) {
-    SpanWalk w = {k, entry, 0};
+    SpanWalk w = {k, entry};
     mlirOperationWalk(op, gep_limits, &w, MlirWalkPreOrder);
-    for (int i = 0; i < k->nparams && w.unknown_step; i++) {
-      uint32_t size = fly_dtype_size(k->params[i].dtype);
-      limit_param(k, k->params[i].first_arg,
-                  (INT64_C(1) << 31) * w.unknown_step / (size ? size : 1));
-    }
   }
   MlirAttribute a =
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("fly.arg_span"));

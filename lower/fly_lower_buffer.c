@@ -15,9 +15,9 @@
  * Offsets are 32-bit and a masked one is 2^31: the extent is capped at
  * 2^31 bytes, so a tensor read through buffers may span at most 2 GiB
  * (docs/language.md). The function records that of the argument,
- * `fly.arg_span` (the most elements each argument's tensor may span, 0
- * for any), which becomes the parameter's max_span in the bundle
- * (fly_backend.c), and the runtime refuses a larger tensor. */
+ * `fly.arg_span` (the most bytes each argument's tensor may span, 0 for
+ * any), which becomes the parameter's max_span in the bundle, in elements
+ * (fly_kernel_spans.c), and the runtime refuses a larger tensor. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,9 +106,9 @@ static int64_t flag_word(const FlyTarget *t) {
 }
 
 /* Records on the kernel function that the tensor of its argument `arg`
-   may span at most `elems` elements (fly.arg_span: one number an
-   argument, 0 for no limit). */
-static void limit_span(FlyBuild *b, MlirValue arg, int64_t elems) {
+   may span at most `bytes` bytes (fly.arg_span: one number an argument,
+   0 for no limit). */
+static void limit_span(FlyBuild *b, MlirValue arg, int64_t bytes) {
   MlirOperation fn = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(arg));
   MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(fn, 0));
   intptr_t n, at = mlirBlockArgumentGetArgNumber(arg);
@@ -119,8 +119,8 @@ static void limit_span(FlyBuild *b, MlirValue arg, int64_t elems) {
     free(span);
     return;
   }
-  if (span[at] == 0 || span[at] > elems)
-    span[at] = elems;
+  if (span[at] == 0 || span[at] > bytes)
+    span[at] = bytes;
   fly_lower_set_arg_numbers(fn, "fly.arg_span", n, span);
   free(span);
 }
@@ -139,7 +139,7 @@ bool fly_lower_buffer_rsrc(FlyBuild *b, const struct FlyAtom *atom, MlirValue pt
   FlyMemDesc d;
   if (!fly_memdesc_of(b, mlirOperationGetResult(param, 0), &d))
     return false;
-  limit_span(b, arg, MASKED_OFFSET / fly_lower_type_bytes(d.type.elem));
+  limit_span(b, arg, MASKED_OFFSET);
   /* At the argument's fly.make_memref: the kernel's entry, where its
      leaves are defined, so that one resource serves the whole kernel. */
   FlyBuild at = *b;
